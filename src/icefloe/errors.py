@@ -1,0 +1,172 @@
+"""The errors icefloe raises.
+
+Each type tells the caller what they may do next; code branches on these types, never on
+message text. Messages name what is wrong: the file, the field, the table.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CommitFailedException",
+    "CommitStateUnknownException",
+    "IcefloeError",
+    "InvalidMetadataError",
+    "InvalidSchemaError",
+    "NamespaceAlreadyExistsError",
+    "NamespaceNotEmptyError",
+    "NoSuchNamespaceError",
+    "NoSuchSnapshotError",
+    "NoSuchTableError",
+    "NotFoundError",
+    "TableAlreadyExistsError",
+    "UnsupportedFeatureError",
+    "ValidationException",
+    "ValidationError",
+    "InvalidIdentifierError",
+    "InvalidFilterError",
+    "FileIOError",
+    "InvalidDataFileError",
+    "InvalidManifestError",
+    "MissingDependencyError",
+]
+
+
+class IcefloeError(Exception):
+    """Base of every error icefloe raises on purpose."""
+
+
+class ValidationError(IcefloeError, ValueError):
+    """An argument or a request is invalid (a bad type string, an unknown column, ...)."""
+
+
+class InvalidIdentifierError(ValidationError):
+    """A namespace or table identifier is malformed or would escape the warehouse."""
+
+
+class InvalidSchemaError(ValidationError):
+    """A schema is malformed: duplicate ids or names, a bad type, a bad default."""
+
+
+class InvalidFilterError(ValidationError):
+    """A row filter cannot be parsed or bound to the schema."""
+
+
+class UnsupportedFeatureError(IcefloeError, NotImplementedError):
+    """The request is valid Iceberg, but icefloe does not support it (yet)."""
+
+
+class MissingDependencyError(IcefloeError, ImportError):
+    """An optional package is needed for this call; the message says which to install."""
+
+
+class NotFoundError(IcefloeError, LookupError):
+    """Something asked for by name or id does not exist."""
+
+
+class NoSuchTableError(NotFoundError):
+    pass
+
+
+class NoSuchNamespaceError(NotFoundError):
+    pass
+
+
+class NoSuchSnapshotError(NotFoundError):
+    """A snapshot id, ref name or point in time that the table does not have."""
+
+
+class TableAlreadyExistsError(IcefloeError):
+    pass
+
+
+class NamespaceAlreadyExistsError(IcefloeError):
+    pass
+
+
+class NamespaceNotEmptyError(IcefloeError):
+    pass
+
+
+class InvalidMetadataError(IcefloeError):
+    """A metadata file (JSON, Avro manifest or manifest list) is malformed.
+
+    Attributes:
+        location: the file that is malformed, when known.
+        field: the field that is missing or wrong, when known.
+    """
+
+    def __init__(self, message: str, *, location: str | None = None, field: str | None = None):
+        self.location = location
+        self.field = field
+        parts = [message]
+        if field is not None and field not in message:
+            parts.append(f"field '{field}'")
+        if location is not None and location not in message:
+            parts.append(f"in {location}")
+        super().__init__(": ".join(parts[:1]) + "".join(f" ({p})" for p in parts[1:]))
+
+
+class InvalidManifestError(InvalidMetadataError):
+    """An Avro manifest or manifest list cannot be read."""
+
+
+class InvalidDataFileError(IcefloeError):
+    """A data or delete file is missing, truncated or cannot be decoded."""
+
+    def __init__(self, message: str, *, location: str | None = None):
+        self.location = location
+        super().__init__(message if location is None or location in message else f"{message} ({location})")
+
+
+class FileIOError(IcefloeError, OSError):
+    """Reading, writing or deleting a file failed."""
+
+
+class CommitFailedException(IcefloeError):
+    """The commit definitely did not happen (a concurrent change won, a requirement failed).
+
+    It is safe to delete the files this commit wrote, and to retry on a refreshed table.
+    """
+
+
+class CommitStateUnknownException(IcefloeError):
+    """The commit may or may not have happened (a timeout, a lost connection).
+
+    Nothing written for this commit may be deleted: a committed snapshot may reference it.
+    """
+
+
+class ValidationException(IcefloeError):
+    """A concurrent change conflicts with this operation, or the operation itself is invalid
+    for the table's current state. Not retried."""
+
+
+class FileAlreadyExistsError(FileIOError, FileExistsError):
+    """A file that must not exist already does: ``create(overwrite=False)`` or an exclusive
+    write lost to another writer. Nothing was written over the existing file.
+
+    Attributes:
+        location: the file that already exists, when known.
+    """
+
+    def __init__(self, message: str, *, location: str | None = None):
+        self.location = location
+        super().__init__(message if location is None or location in message else f"{message} ({location})")
+
+
+class NoSuchFileError(FileIOError, FileNotFoundError, NotFoundError):
+    """A file that was read, opened or measured does not exist.
+
+    Also a ``FileNotFoundError`` (so ``except FileNotFoundError`` works) and a ``NotFoundError``,
+    like Java's ``NotFoundException`` for missing files.
+
+    Attributes:
+        location: the missing file, when known.
+    """
+
+    def __init__(self, message: str, *, location: str | None = None):
+        self.location = location
+        super().__init__(message if location is None or location in message else f"{message} ({location})")
+
+
+__all__ += ["FileAlreadyExistsError", "NoSuchFileError"]
