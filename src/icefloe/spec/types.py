@@ -184,6 +184,7 @@ class VariantType(PrimitiveType):
 
 class FixedType(PrimitiveType):
     __slots__ = ("length",)
+    length: int
 
     def __init__(self, length: int):
         if not isinstance(length, int) or length <= 0:
@@ -211,6 +212,8 @@ class FixedType(PrimitiveType):
 
 class DecimalType(PrimitiveType):
     __slots__ = ("precision", "scale")
+    precision: int
+    scale: int
     MAX_PRECISION: ClassVar[int] = 38
 
     def __init__(self, precision: int, scale: int):

@@ -1,0 +1,1 @@
+"""Apache Iceberg tables in Python."""

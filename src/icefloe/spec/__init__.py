@@ -1,0 +1,1 @@
+"""The Iceberg spec model: pure, immutable, no file I/O."""
