@@ -1,0 +1,204 @@
+"""Fixtures shared by all of icefloe's tests. Keep this light: it loads for every test run.
+
+- ``warehouse``: an empty folder for tables, fresh per test.
+- ``postgres_url``: a throwaway PostgreSQL server on 127.0.0.1 for the whole session (a SQLAlchemy
+  URL). Without PostgreSQL binaries the tests using it are skipped, or fail when ``CI`` or
+  ``ICEFLOE_REQUIRE_POSTGRES=1`` is set. Binaries are looked for in ``$ICEFLOE_PG_BINDIR``, under
+  ``/usr/lib/postgresql/*/bin`` and on ``PATH``.
+
+Tests using ``postgres_url`` are marked ``postgres`` and tests using an engine fixture
+(``tests/interop``) are marked ``interop`` automatically, so ``-m "not interop"`` deselects them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_ENGINE_FIXTURES = {"java_engine", "pyiceberg_engine", "duckdb_engine"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "postgres_url" in names:
+            item.add_marker(pytest.mark.postgres)
+        if names & _ENGINE_FIXTURES:
+            item.add_marker(pytest.mark.interop)
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    """An empty warehouse folder, fresh per test."""
+    path = tmp_path / "warehouse"
+    path.mkdir()
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+# PostgreSQL
+
+
+def _postgres_required() -> bool:
+    ci = os.environ.get("CI", "").strip().lower()
+    return ci not in {"", "0", "false", "no"} or os.environ.get("ICEFLOE_REQUIRE_POSTGRES") == "1"
+
+
+def _postgres_bindir() -> Path | None:
+    candidates: list[Path] = []
+    if os.environ.get("ICEFLOE_PG_BINDIR"):
+        candidates.append(Path(os.environ["ICEFLOE_PG_BINDIR"]))
+
+    def version(path: str) -> tuple[int, ...]:  # /usr/lib/postgresql/15/bin -> (15,)
+        parts = Path(path).parent.name.split(".")
+        return tuple(int(p) for p in parts if p.isdigit())
+
+    candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=version, reverse=True)]
+    on_path = shutil.which("initdb")
+    if on_path:
+        candidates.append(Path(on_path).resolve().parent)  # the real folder, with createdb beside it
+    for folder in candidates:
+        if all((folder / tool).is_file() for tool in ("initdb", "pg_ctl", "postgres", "createdb")):
+            return folder
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class _Postgres:
+    """One throwaway server: initdb into a temp folder, start, create a database; stop, delete."""
+
+    user = "postgres"  # the system user the server runs as when we are root (initdb refuses root)
+    database = "icefloe"
+
+    def __init__(self, bindir: Path) -> None:
+        self.bindir = bindir
+        self.as_root = os.geteuid() == 0
+        self.datadir = Path(tempfile.mkdtemp(prefix="icefloe-pg-", dir="/tmp"))
+        self.port = 0
+        self.started = False
+        if self.as_root:
+            self._ensure_system_user()
+            entry = pwd.getpwnam(self.user)
+            os.chown(self.datadir, entry.pw_uid, entry.pw_gid)
+        self.datadir.chmod(0o700)
+
+    def _ensure_system_user(self) -> None:
+        try:
+            pwd.getpwnam(self.user)
+        except KeyError:
+            subprocess.run(
+                ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", self.user],
+                check=True,
+                capture_output=True,
+            )
+
+    def _run(self, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        command = list(argv)
+        if self.as_root:
+            command = ["runuser", "-u", self.user, "--", *command]
+        proc = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, cwd=self.datadir, check=False
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"{' '.join(argv)} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
+        return proc
+
+    def start(self) -> str:
+        data = self.datadir / "data"
+        sockets = self.datadir  # unix sockets too live in our folder, never in /var/run
+        self._run(
+            str(self.bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            self.user,
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        )
+        error: Exception | None = None
+        for _attempt in range(3):  # a port picked free may be taken by the time the server binds
+            self.port = _free_port()
+            options = (
+                f"-p {self.port} -c listen_addresses=127.0.0.1 -k {sockets} -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off"
+            )
+            try:
+                self._run(
+                    str(self.bindir / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(self.datadir / "server.log"),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                )
+            except RuntimeError as exc:
+                error = exc
+                continue
+            self.started = True
+            break
+        if not self.started:
+            raise RuntimeError(f"PostgreSQL did not start: {error}\n{self._log_tail()}")
+        createdb = self.bindir / "createdb"
+        self._run(str(createdb), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, self.database)
+        return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{self.database}"
+
+    def _log_tail(self) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join((self.datadir / "server.log").read_text(errors="replace").splitlines()[-20:])
+        return ""
+
+    def stop(self) -> None:
+        try:
+            if self.started:
+                self._run(
+                    str(self.bindir / "pg_ctl"), "-D", str(self.datadir / "data"), "-m", "fast", "-w", "stop"
+                )
+        finally:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A SQLAlchemy URL (``postgresql+psycopg://...``) of a fresh database on a throwaway server."""
+    bindir = _postgres_bindir()
+    if bindir is None:
+        message = "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found; install e.g. `postgresql`"
+        if _postgres_required():
+            pytest.fail(message + " (required: CI or ICEFLOE_REQUIRE_POSTGRES=1 is set)")
+        pytest.skip(message)
+    server = _Postgres(bindir)
+    try:
+        url = server.start()
+    except Exception:
+        server.stop()
+        raise
+    try:
+        yield url
+    finally:
+        server.stop()

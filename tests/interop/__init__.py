@@ -1,0 +1,1 @@
+"""icefloe's interoperability tests and their harness (the reference engines)."""

@@ -1,0 +1,289 @@
+"""The layer contract of ARCHITECTURE.md, checked on the source tree with ``ast``.
+
+Layers, bottom to top (imports point down only)::
+
+    L0  errors, _util          (errors is the floor: _util may import errors, not the reverse)
+    L1  spec
+    L2  expressions, serde
+    L3  io, arrow
+    L4  manifests, write
+    L5  scan, catalog
+    L6  table
+    L7  spark, cli, rest
+    top icefloe/__init__.py and every top-level module file (icefloe/demo.py, re-export shims
+        such as icefloe/types.py)
+
+A module violates the contract when it
+
+- imports a higher layer (``import icefloe`` itself counts as the top layer),
+- imports a sibling package on its own layer (``scan`` -> ``catalog``),
+- is in ``spec``, ``expressions`` or ``catalog`` and imports pyarrow, pyspark or another engine
+  library (pandas, polars, duckdb), anywhere in the module,
+- imports an icefloe module inside a function body (the way to hide a cycle); top-level
+  modules are exempt, as they may import lazily to keep ``import icefloe`` light.
+
+``importlib.import_module("icefloe...")`` and ``__import__("icefloe...")`` with a literal name
+count as imports. A new top-level package must be added to the map below (and ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "icefloe"
+ROOT_PACKAGE = "icefloe"
+
+TOP = 8
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "_util": 0,
+    "spec": 1,
+    "expressions": 2,
+    "serde": 2,
+    "io": 3,
+    "arrow": 3,
+    "manifests": 4,
+    "write": 4,
+    "scan": 5,
+    "catalog": 5,
+    "table": 6,
+    "spark": 7,
+    "cli": 7,
+    "rest": 7,
+}
+# (importer, imported) pairs on one layer that are allowed: errors is the floor of L0.
+ALLOWED_SIBLINGS = {("_util", "errors")}
+PURE_PARTS = {"spec", "expressions", "catalog"}
+ENGINE_LIBRARIES = {"pyarrow", "pyspark", "pandas", "polars", "duckdb"}
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted, e.g. icefloe.spec.types
+    path: Path
+    is_package: bool  # an __init__.py
+
+    @property
+    def part(self) -> str:
+        """The first component below the root: ``spec`` for icefloe.spec.types, ``""`` for icefloe."""
+        pieces = self.name.split(".")
+        return pieces[1] if len(pieces) > 1 else ""
+
+
+def _discover(src: Path) -> dict[str, Module]:
+    modules: dict[str, Module] = {}
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).with_suffix("")
+        pieces = [ROOT_PACKAGE, *rel.parts]
+        is_package = pieces[-1] == "__init__"
+        if is_package:
+            pieces = pieces[:-1]
+        name = ".".join(pieces)
+        modules[name] = Module(name, path, is_package)
+    return modules
+
+
+def _layer_of(part: str, src: Path) -> int | None:
+    """The layer of a top-level part; ``None`` for an unknown package."""
+    if part == "":
+        return TOP
+    if part in LAYERS:
+        return LAYERS[part]
+    if (src / f"{part}.py").is_file():
+        return TOP  # a top-level module file: demo, a re-export shim
+    return None
+
+
+def _layer_name(layer: int) -> str:
+    return "top" if layer == TOP else f"L{layer}"
+
+
+def _resolve_relative(module: Module, level: int, target: str | None) -> str:
+    package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+    if level > 1:
+        package = package[: len(package) - (level - 1)]
+    return ".".join([*package, target] if target else package)
+
+
+@dataclass(frozen=True)
+class _Import:
+    target: str  # dotted module name
+    line: int
+    in_function: bool
+
+
+class _ImportCollector(ast.NodeVisitor):
+    def __init__(self, module: Module, known: set[str]) -> None:
+        self.module = module
+        self.known = known
+        self.depth = 0  # function nesting
+        self.found: list[_Import] = []
+
+    def _add(self, target: str, node: ast.AST) -> None:
+        self.found.append(_Import(target, getattr(node, "lineno", 0), self.depth > 0))
+
+    def _function(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+    visit_Lambda = _function
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(alias.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = _resolve_relative(self.module, node.level, node.module) if node.level else (node.module or "")
+        for alias in node.names:
+            candidate = f"{base}.{alias.name}"
+            self._add(candidate if candidate in self.known else base, node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in {"import_module", "__import__"} and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                target = first.value
+                if target.startswith("."):
+                    stripped = target.lstrip(".")
+                    target = _resolve_relative(self.module, len(target) - len(stripped), stripped or None)
+                self._add(target, node)
+        self.generic_visit(node)
+
+
+def check_layers(src: Path = SRC) -> list[str]:
+    """Every violation of the layer contract under SRC, as ``path:line: message`` lines."""
+    modules = _discover(src)
+    known = set(modules)
+    problems: list[str] = []
+    for module in modules.values():
+        where = module.path.relative_to(src.parent.parent if src == SRC else src.parent)
+        own = _layer_of(module.part, src)
+        if own is None:
+            problems.append(
+                f"{where}:1: package icefloe.{module.part} is not in the layer map "
+                "(add it to tests/test_layering.py and ARCHITECTURE.md)"
+            )
+            continue
+        try:
+            tree = ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path))
+        except SyntaxError as exc:
+            problems.append(f"{where}:{exc.lineno}: cannot parse: {exc.msg}")
+            continue
+        collector = _ImportCollector(module, known)
+        collector.visit(tree)
+        for imp in collector.found:
+            pieces = imp.target.split(".")
+            prefix = f"{where}:{imp.line}: {module.name} ({_layer_name(own)})"
+            if pieces[0] != ROOT_PACKAGE:
+                if module.part in PURE_PARTS and pieces[0] in ENGINE_LIBRARIES:
+                    problems.append(
+                        f"{prefix} imports {pieces[0]}: icefloe.{module.part} stays free of "
+                        "engine libraries (Arrow code lives in icefloe.arrow)"
+                    )
+                continue
+            part = pieces[1] if len(pieces) > 1 else ""
+            if imp.in_function and own != TOP:
+                problems.append(
+                    f"{prefix} imports {imp.target} inside a function: "
+                    "import at module level (a cycle means a layer is wrong)"
+                )
+            if part == module.part and own != TOP:
+                continue  # inside its own package
+            theirs = _layer_of(part, src)
+            if theirs is None:
+                problems.append(f"{prefix} imports {imp.target}, which is in no known layer")
+            elif theirs > own:
+                problems.append(f"{prefix} imports {imp.target} ({_layer_name(theirs)}), a higher layer")
+            elif theirs == own and own != TOP and (module.part, part) not in ALLOWED_SIBLINGS:
+                problems.append(f"{prefix} imports {imp.target}, a sibling package on the same layer")
+    return problems
+
+
+def test_the_source_tree_keeps_its_layers() -> None:
+    problems = check_layers()
+    assert not problems, "layer violations:\n" + "\n".join(problems)
+
+
+def test_every_top_level_package_has_a_layer() -> None:
+    unknown = [
+        p.name for p in SRC.iterdir() if p.is_dir() and p.name != "__pycache__" and p.name not in LAYERS
+    ]
+    assert not unknown, f"add these packages to the layer map: {unknown}"
+
+
+# ----------------------------------------------------------------------------------------------
+# the checker itself, on a synthetic tree
+
+SYNTHETIC = {
+    "__init__.py": "from icefloe.table import Table\n\ndef lazy():\n    import icefloe.spark\n",
+    "demo.py": "import icefloe\nfrom icefloe.spark import session\n",
+    "types.py": "from icefloe.spec.types import *  # noqa\n",
+    "errors.py": "from icefloe._util import helper\n",
+    "_util/__init__.py": "",
+    "_util/helper.py": "from icefloe.errors import IcefloeError\nfrom ..errors import IcefloeError as E\n",
+    "spec/__init__.py": "",
+    "spec/types.py": "import pyarrow as pa\nfrom . import schema\nfrom icefloe.table import Table\n",
+    "spec/schema.py": "from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
+    "if TYPE_CHECKING:\n    from icefloe.scan import Plan\n",
+    "expressions/__init__.py": "from .visitors import bind\n",
+    "expressions/visitors.py": "from icefloe.serde import json\n\ndef bind():\n    import pyspark\n",
+    "serde/__init__.py": "",
+    "serde/json.py": "from icefloe.spec import types\nfrom icefloe.spec.types import IntegerType\n",
+    "io/__init__.py": "",
+    "io/local.py": "def open_file():\n    from icefloe.spec import types\n",
+    "arrow/__init__.py": "",
+    "arrow/schema.py": "import pyarrow as pa\nfrom icefloe import errors, spec\n",
+    "scan/__init__.py": "",
+    "scan/planner.py": "from icefloe.catalog import base\nimport importlib\n"
+    "x = importlib.import_module('icefloe.table')\n",
+    "catalog/__init__.py": "",
+    "catalog/base.py": "from icefloe import Table\nimport sqlalchemy\nimport pandas\n",
+    "table/__init__.py": "",
+    "table/table.py": "from ..scan import planner\nfrom ..catalog import base\nfrom ..spec.types import IntegerType\n",
+    "mystery/__init__.py": "",
+}
+
+
+@pytest.fixture
+def synthetic(tmp_path: Path) -> Path:
+    src = tmp_path / "icefloe"
+    for name, text in SYNTHETIC.items():
+        path = src / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return src
+
+
+def test_the_checker_finds_each_kind_of_violation(synthetic: Path) -> None:
+    assert sorted(check_layers(synthetic)) == [
+        "icefloe/catalog/base.py:1: icefloe.catalog.base (L5) imports icefloe (top), a higher layer",
+        "icefloe/catalog/base.py:3: icefloe.catalog.base (L5) imports pandas: icefloe.catalog stays free of "
+        "engine libraries (Arrow code lives in icefloe.arrow)",
+        "icefloe/errors.py:1: icefloe.errors (L0) imports icefloe._util.helper, a sibling package on the same "
+        "layer",
+        "icefloe/expressions/visitors.py:1: icefloe.expressions.visitors (L2) imports icefloe.serde.json, "
+        "a sibling package on the same layer",
+        "icefloe/expressions/visitors.py:4: icefloe.expressions.visitors (L2) imports pyspark: "
+        "icefloe.expressions stays free of engine libraries (Arrow code lives in icefloe.arrow)",
+        "icefloe/io/local.py:2: icefloe.io.local (L3) imports icefloe.spec.types inside a function: "
+        "import at module level (a cycle means a layer is wrong)",
+        "icefloe/mystery/__init__.py:1: package icefloe.mystery is not in the layer map "
+        "(add it to tests/test_layering.py and ARCHITECTURE.md)",
+        "icefloe/scan/planner.py:1: icefloe.scan.planner (L5) imports icefloe.catalog.base, a sibling "
+        "package on the same layer",
+        "icefloe/scan/planner.py:3: icefloe.scan.planner (L5) imports icefloe.table (L6), a higher layer",
+        "icefloe/spec/schema.py:4: icefloe.spec.schema (L1) imports icefloe.scan (L5), a higher layer",
+        "icefloe/spec/types.py:1: icefloe.spec.types (L1) imports pyarrow: icefloe.spec stays free of "
+        "engine libraries (Arrow code lives in icefloe.arrow)",
+        "icefloe/spec/types.py:3: icefloe.spec.types (L1) imports icefloe.table (L6), a higher layer",
+    ]
