@@ -174,6 +174,9 @@ class Schema:
 
     __slots__ = ("_by_id", "_by_name", "_by_name_lower", "_fields", "_parents", "identifier_field_ids",
                  "schema_id")
+    # Declared for type checkers (the slots are set in __init__ through object.__setattr__).
+    schema_id: int
+    identifier_field_ids: tuple[int, ...]
 
     def __init__(
         self,
