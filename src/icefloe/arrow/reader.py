@@ -1,0 +1,398 @@
+"""Reading one Parquet data or delete file into Arrow, projected to an Iceberg schema by field id.
+
+:func:`read_parquet` streams record batches (memory bounded by a batch and the row group being
+decoded) whose schema is exactly ``schema_to_arrow(projected)``, whatever the file holds:
+
+- columns are matched by the Parquet field ids (``PARQUET:field_id``); a file without ids is
+  matched through the table's name mapping. Renamed columns come back under the current name.
+- columns the file lacks come back from ``constants`` (identity partition values, ``_file``),
+  as ``_pos`` (row positions), as the field's ``initial_default``, or as nulls;
+- types are promoted (int -> long, float -> double, decimal precision, date -> timestamp);
+- structs, lists and maps are projected recursively by id, and only the Parquet leaf columns
+  the projection needs are read;
+- ``positions_to_delete`` removes rows by their position in the file, and ``row_filter`` keeps
+  the rows it matches. The filter also prunes row groups by their statistics when that is
+  safe (see :func:`read_parquet`).
+
+:func:`read_position_deletes` reads a v2 position-delete file into sorted positions per data
+file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any, BinaryIO, Protocol, runtime_checkable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from icefloe.arrow._positions import as_positions, deleted_mask, fully_deleted, group_positions, segments
+from icefloe.arrow._project import ReadRules, project_columns
+from icefloe.arrow._pruning import column_paths, prune_row_groups, same_names
+from icefloe.arrow._types import apply_name_mapping, field_id_of, schema_to_arrow
+from icefloe.errors import InvalidDataFileError
+from icefloe.spec.name_mapping import NameMapping, create_mapping_from_schema
+from icefloe.spec.schema import Schema
+from icefloe.spec.types import (
+    LongType,
+    NestedField,
+    StringType,
+)
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DELETE_FILE_PATH_ID",
+    "DELETE_POS_ID",
+    "LAST_UPDATED_SEQUENCE_NUMBER_ID",
+    "ROW_ID_ID",
+    "ROW_POSITION_ID",
+    "ArrowFileSource",
+    "read_parquet",
+    "read_position_deletes",
+]
+
+#: Rows per record batch unless told otherwise.
+DEFAULT_BATCH_SIZE = 131_072
+#: Field id of the ``_pos`` metadata column: the row's position in its data file.
+ROW_POSITION_ID = 2147483645
+#: Field ids of the v3 row-lineage columns ``_row_id`` and ``_last_updated_sequence_number``.
+ROW_ID_ID = 2147483540
+LAST_UPDATED_SEQUENCE_NUMBER_ID = 2147483539
+#: Field ids of ``file_path`` and ``pos`` in position-delete files.
+DELETE_FILE_PATH_ID = 2147483546
+DELETE_POS_ID = 2147483545
+
+
+@runtime_checkable
+class ArrowFileSource(Protocol):
+    """What :func:`read_parquet` reads through: an icefloe ``FileIO`` has this method."""
+
+    def arrow_filesystem(self, location: str) -> tuple[pafs.FileSystem, str]: ...
+
+
+@runtime_checkable
+class _InputSource(Protocol):
+    def new_input(self, location: str) -> Any: ...
+
+
+def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
+    """Open ``path`` for reading; returns the file and whether its storage is remote."""
+    if fs is None:
+        filesystem, inner = (
+            pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+        )
+        return filesystem.open_input_file(inner), filesystem.type_name != "local"
+    if isinstance(fs, pafs.FileSystem):
+        return fs.open_input_file(path), fs.type_name != "local"
+    if isinstance(fs, ArrowFileSource):
+        filesystem, inner = fs.arrow_filesystem(path)
+        return filesystem.open_input_file(inner), filesystem.type_name != "local"
+    if isinstance(fs, _InputSource):
+        return fs.new_input(path).open(), True
+    raise TypeError(
+        f"cannot read {path} through {type(fs).__name__}: expected a FileIO or pyarrow FileSystem"
+    )
+
+
+def _file_error(path: str, error: BaseException, what: str = "data file") -> InvalidDataFileError:
+    if isinstance(error, FileNotFoundError):
+        return InvalidDataFileError(f"{what} does not exist: {path}", location=path)
+    return InvalidDataFileError(f"cannot read {what} {path}: {error}", location=path)
+
+
+_READ_ERRORS = (OSError, pa.ArrowException)
+
+
+# ---------------------------------------------------------------------------------------------
+# the reader
+
+
+def _inherited_columns(
+    projected: Schema, first_row_id: int | None, sequence_number: int | None
+) -> list[tuple[int, int]]:
+    """(column index, field id) of the row-lineage columns whose nulls are inherited."""
+    result = []
+    for index, field in enumerate(projected.fields):
+        if (field.field_id == ROW_ID_ID and first_row_id is not None) or (
+            field.field_id == LAST_UPDATED_SEQUENCE_NUMBER_ID and sequence_number is not None
+        ):
+            result.append((index, field.field_id))
+    return result
+
+
+def _coalesce(column: pa.Array, fallback: pa.Array) -> pa.Array:
+    if column.null_count == 0:
+        return column
+    if column.null_count == len(column):
+        return fallback.cast(column.type)
+    return pc.coalesce(column, fallback.cast(column.type))
+
+
+def _file_schema_with_ids(
+    file_schema: pa.Schema,
+    name_mapping: NameMapping | None,
+    file_schema_hint: Schema | None,
+    path: str,
+) -> tuple[pa.Schema, NameMapping | None]:
+    """The file's Arrow schema with field ids, and the name mapping used to add them (if any)."""
+    if any(field_id_of(f) is not None for f in file_schema):
+        return file_schema, None  # as Java: a file with ids is read by its ids only
+    mapping = name_mapping
+    if mapping is None and file_schema_hint is not None:
+        mapping = create_mapping_from_schema(file_schema_hint)
+    if mapping is None:
+        raise InvalidDataFileError(
+            f"data file {path} has no field ids and the table has no name mapping "
+            "(schema.name-mapping.default): cannot tell which columns it holds",
+            location=path,
+        )
+    return apply_name_mapping(file_schema, mapping), mapping
+
+
+def read_parquet(
+    fs: Any,
+    path: str,
+    *,
+    projected: Schema,
+    file_schema_hint: Schema | None = None,
+    name_mapping: NameMapping | None = None,
+    row_filter: pc.Expression | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    positions_to_delete: Collection[int] | np.ndarray | pa.Array | None = None,
+    constants: Mapping[int, Any] | None = None,
+    first_row_id: int | None = None,
+    data_sequence_number: int | None = None,
+    use_threads: bool = True,
+) -> Iterator[pa.RecordBatch]:
+    """Stream the rows of one Parquet file, projected to ``projected`` by field id.
+
+    Every batch has exactly the schema ``schema_to_arrow(projected)``; empty batches are not
+    yielded (a file whose rows are all deleted or filtered yields nothing).
+
+    Args:
+        fs: an icefloe ``FileIO`` (anything with ``arrow_filesystem(location)``), a pyarrow
+            ``FileSystem`` (then ``path`` is a path within it), an object with
+            ``new_input(location).open()``, or None for a local path / URI.
+        path: the file's location.
+        projected: the Iceberg schema to produce (the table's current schema, pruned).
+        file_schema_hint: the Iceberg schema the file was written with, used as a name mapping
+            when the file has no field ids and ``name_mapping`` is None.
+        name_mapping: the table's ``schema.name-mapping.default``, for files without field ids.
+        row_filter: keep only rows matching this expression, written against the *projected*
+            column names (``pc.field("a")``, ``pc.field("s", "x")``); the columns it uses must
+            be in ``projected``. It is applied exactly to every batch after projection and
+            deletes, and also prunes row groups by their statistics when the file's column
+            names agree with the projection (no renames, no non-null defaults for missing
+            columns).
+        batch_size: the maximum rows per batch.
+        positions_to_delete: positions (0-based, within this file) of deleted rows, as a set,
+            a sequence, or a numpy / Arrow integer array.
+        constants: values by field id (icefloe representation) for fields the file does not
+            hold: identity partition values, ``_file``, ``_spec_id``. ``_pos``
+            (:data:`ROW_POSITION_ID`) is produced by the reader itself.
+        first_row_id: the data file's ``first_row_id`` (v3): a null or missing ``_row_id``
+            (:data:`ROW_ID_ID`) reads as ``first_row_id + _pos``.
+        data_sequence_number: the data file's data sequence number (v3): a null or missing
+            ``_last_updated_sequence_number`` reads as this.
+        use_threads: decode columns in parallel.
+
+    Raises:
+        InvalidDataFileError: the file is missing, truncated or not Parquet, has no field ids
+            and there is no name mapping, or holds a column whose type cannot be read as the
+            projected type (naming the file and the column).
+    """
+    yield from _read(
+        fs,
+        path,
+        projected=projected,
+        file_schema_hint=file_schema_hint,
+        name_mapping=name_mapping,
+        row_filter=row_filter,
+        batch_size=batch_size,
+        positions_to_delete=positions_to_delete,
+        constants=dict(constants or {}),
+        lineage=(first_row_id, data_sequence_number),
+        use_threads=use_threads,
+    )
+
+
+def _read(
+    fs: Any,
+    path: str,
+    *,
+    projected: Schema,
+    file_schema_hint: Schema | None,
+    name_mapping: NameMapping | None,
+    row_filter: pc.Expression | None,
+    batch_size: int,
+    positions_to_delete: Any,
+    constants: dict[int, Any],
+    lineage: tuple[int | None, int | None],
+    use_threads: bool,
+    what: str = "data file",
+) -> Iterator[pa.RecordBatch]:
+    try:
+        source, remote = _open(fs, path)
+    except _READ_ERRORS as e:
+        raise _file_error(path, e, what) from e
+    with source:
+        try:
+            parquet_file = pq.ParquetFile(source, pre_buffer=remote)
+            metadata = parquet_file.metadata
+            raw_schema = parquet_file.schema_arrow
+        except _READ_ERRORS as e:
+            raise _file_error(path, e, what) from e
+        file_schema, mapping = _file_schema_with_ids(raw_schema, name_mapping, file_schema_hint, path)
+        target_schema = schema_to_arrow(projected)
+        target_struct = projected.as_struct()
+        deletes = as_positions(positions_to_delete) if positions_to_delete is not None else None
+        if deletes is not None and len(deletes) == 0:
+            deletes = None
+
+        first_row_id, sequence_number = lineage
+        inherited = _inherited_columns(projected, first_row_id, sequence_number)
+        valued = {*constants, ROW_POSITION_ID, *(fid for _, fid in inherited)}
+        row_groups: list[int] = list(range(metadata.num_row_groups))
+        if row_filter is not None and same_names(list(file_schema), target_struct, valued=valued):
+            pruned = prune_row_groups(source, file_schema, projected, row_filter)
+            if pruned is not None:
+                row_groups = pruned
+        row_segments = segments(metadata, row_groups)
+        if deletes is not None:
+            kept = [
+                (g, s)
+                for g, s in zip(row_groups, row_segments.file_starts)
+                if not fully_deleted(metadata, g, int(s), deletes)
+            ]
+            if len(kept) != len(row_groups):
+                row_groups = [g for g, _ in kept]
+                row_segments = segments(metadata, row_groups)
+        if not row_groups:
+            return
+
+        columns = column_paths(parquet_file, file_schema, projected)
+        if columns is None:  # pragma: no cover - a schema pyarrow reports unusually
+            wanted = {f.field_id for f in projected.fields}
+            columns = [f.name for f in file_schema if field_id_of(f) in wanted]
+        needs_positions = (
+            deletes is not None
+            or projected.find_field(ROW_POSITION_ID) is not None
+            or any(fid == ROW_ID_ID for _, fid in inherited)
+        )
+        rules = ReadRules(path, constants)
+
+        try:
+            batches = parquet_file.iter_batches(
+                batch_size=batch_size, row_groups=row_groups, columns=columns, use_threads=use_threads
+            )
+        except _READ_ERRORS as e:
+            raise _file_error(path, e, what) from e
+        stream_start = 0
+        batch_schema_source: pa.Schema | None = None
+        batch_schema_mapped: pa.Schema | None = None
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except _READ_ERRORS as e:
+                raise _file_error(path, e) from e
+            count = batch.num_rows
+            positions = row_segments.positions(stream_start, count) if needs_positions else None
+            stream_start += count
+            if mapping is not None:
+                # re-apply the name mapping to the (pruned) batch schema, once per schema
+                if batch_schema_mapped is None or not batch.schema.equals(batch_schema_source):
+                    batch_schema_source = batch.schema
+                    batch_schema_mapped = apply_name_mapping(batch.schema, mapping)
+                sources = list(batch_schema_mapped)
+            else:
+                sources = list(batch.schema)
+            if deletes is not None and positions is not None:
+                keep = ~deleted_mask(positions, deletes)
+                if not keep.all():
+                    keep_array = pa.array(keep)
+                    batch = batch.filter(keep_array)
+                    positions = positions[keep]
+                    count = batch.num_rows
+                    if count == 0:
+                        continue
+            if positions is not None:
+                rules.special[ROW_POSITION_ID] = pa.array(positions, pa.int64())
+            projected_columns = project_columns(
+                batch.columns, sources, target_struct, list(target_schema), count, rules
+            )
+            for index, field_id in inherited:
+                if field_id == ROW_ID_ID:
+                    assert positions is not None and first_row_id is not None
+                    fallback = pa.array(positions + first_row_id, pa.int64())
+                else:
+                    fallback = pa.repeat(pa.scalar(sequence_number, pa.int64()), count)
+                projected_columns[index] = _coalesce(projected_columns[index], fallback)
+            if projected_columns:
+                result = pa.RecordBatch.from_arrays(projected_columns, schema=target_schema)
+            else:  # nothing projected (a count): batches of rows without columns
+                result = pa.RecordBatch.from_struct_array(pa.repeat(pa.scalar({}, pa.struct([])), count))
+            if row_filter is not None:
+                result = result.filter(row_filter)
+            if result.num_rows:
+                yield result
+
+
+# ---------------------------------------------------------------------------------------------
+# position deletes
+
+
+def read_position_deletes(
+    fs: Any, path: str, *, data_files: Collection[str] | None = None
+) -> dict[str, np.ndarray]:
+    """The deleted positions in a v2 position-delete file, by data file path.
+
+    Columns are found by their reserved field ids (``file_path`` 2147483546, ``pos``
+    2147483545), or by those names in files written without ids.
+
+    Args:
+        fs: as for :func:`read_parquet`.
+        path: the delete file.
+        data_files: only return positions for these data files (row groups whose
+            ``file_path`` statistics exclude all of them are skipped).
+
+    Returns:
+        for each data file, its deleted positions as a sorted, unique int64 numpy array.
+
+    Raises:
+        InvalidDataFileError: the file is missing, unreadable, or lacks the two columns.
+    """
+    schema = Schema(
+        NestedField(DELETE_FILE_PATH_ID, "file_path", StringType(), required=True),
+        NestedField(DELETE_POS_ID, "pos", LongType(), required=True),
+    )
+    mapping = create_mapping_from_schema(schema)
+    row_filter = None
+    if data_files is not None:
+        row_filter = pc.field("file_path").isin(pa.array(sorted(data_files), pa.string()))
+    batches = list(
+        _read(
+            fs,
+            path,
+            projected=schema,
+            file_schema_hint=None,
+            name_mapping=mapping,
+            row_filter=row_filter,
+            batch_size=DEFAULT_BATCH_SIZE,
+            positions_to_delete=None,
+            constants={},
+            lineage=(None, None),
+            use_threads=True,
+            what="delete file",
+        )
+    )
+    table = pa.Table.from_batches(batches, schema=schema_to_arrow(schema))
+    if table.num_rows and (table.column(0).null_count or table.column(1).null_count):
+        raise InvalidDataFileError(
+            f"position delete file {path} has null file_path or pos values", location=path
+        )
+    return group_positions(table)
