@@ -170,3 +170,19 @@ class NoSuchFileError(FileIOError, FileNotFoundError, NotFoundError):
 
 
 __all__ += ["FileAlreadyExistsError", "NoSuchFileError"]
+
+
+class DataWriteError(FileIOError):
+    """Writing a data file failed (storage or encoding error). The files the failed write had
+    created, complete or partial, were deleted.
+
+    Attributes:
+        location: the data file being written when the failure happened.
+    """
+
+    def __init__(self, message: str, *, location: str | None = None):
+        self.location = location
+        super().__init__(message if location is None or location in message else f"{message} ({location})")
+
+
+__all__ += ["DataWriteError"]

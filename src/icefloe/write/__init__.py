@@ -1,0 +1,38 @@
+"""Writing data files (layer L4): Parquet data files with Iceberg metrics.
+
+Start with :func:`write_data_files`; :mod:`icefloe.write.metrics` has the metrics modes
+(:class:`MetricsConfig`) and the metrics computation, :class:`ParquetWriteOptions` the
+``write.parquet.*`` settings.
+"""
+
+from icefloe.write.metrics import (
+    MetricsCollector,
+    MetricsConfig,
+    MetricsMode,
+    footer_metrics,
+    truncate_binary_max,
+    truncate_binary_min,
+    truncate_string_max,
+    truncate_string_min,
+)
+from icefloe.write.options import ParquetWriteOptions
+from icefloe.write.parquet import DEFAULT_MAX_OPEN_FILES, file_name_prefix, split_offsets, write_data_files
+from icefloe.write.sorting import can_sort, sort_table
+
+__all__ = [
+    "DEFAULT_MAX_OPEN_FILES",
+    "MetricsCollector",
+    "MetricsConfig",
+    "MetricsMode",
+    "ParquetWriteOptions",
+    "can_sort",
+    "file_name_prefix",
+    "footer_metrics",
+    "sort_table",
+    "split_offsets",
+    "truncate_binary_max",
+    "truncate_binary_min",
+    "truncate_string_max",
+    "truncate_string_min",
+    "write_data_files",
+]
