@@ -1,0 +1,134 @@
+"""Arrow evaluation of filters agrees with the row evaluator, row by row."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import uuid
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from expressions.strategies import SCHEMA, expressions, rows, to_arrow
+from icefloe.arrow.row_filter import filter_table, to_arrow_expression
+from icefloe.errors import InvalidFilterError
+from icefloe.expressions import bind, parse
+from icefloe.expressions.evaluator import compile_expression
+from icefloe.spec.schema import Schema
+from icefloe.spec.types import NestedField, StringType, StructType, TimestamptzType, UUIDType
+
+
+def _matching_positions(table: pa.Table, expr: Any, schema: Schema | None = None) -> list[int]:
+    indexed = table.append_column("_pos", pa.array(range(table.num_rows), pa.int64()))
+    return filter_table(indexed, expr, schema).column("_pos").to_pylist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(rows(), min_size=1, max_size=6), expressions())
+def test_arrow_agrees_with_the_row_evaluator(row_list: list[dict[str, Any]], expr: Any) -> None:
+    bound = bind(SCHEMA, expr)
+    predicate = compile_expression(bound)
+    expected = [i for i, row in enumerate(row_list) if predicate(row) is True]
+    assert _matching_positions(to_arrow(row_list), bound) == expected, str(bound)
+
+
+def _table() -> pa.Table:
+    return pa.table(
+        {
+            "x": pa.array([1.0, math.nan, None, 5.0, -0.0], pa.float64()),
+            "n": pa.array([1, 2, None, 4, 5], pa.int64()),
+            "s": pa.array(["apple", "banana", None, "apricot", "b"], pa.large_string()),
+        }
+    )
+
+
+_SCHEMA = Schema(
+    NestedField(1, "x", "double"), NestedField(2, "n", "long"), NestedField(3, "s", StringType())
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("x != 5", [0, 4]),  # neither the null nor the NaN
+        ("NOT (x = 5)", [0, 4]),
+        ("x < 2", [0, 4]),  # NaN is not less than anything
+        ("x > 2", [3]),  # ... nor greater
+        ("x IS NAN", [1]),
+        ("x IS NOT NAN", [0, 2, 3, 4]),  # null is not NaN
+        ("x NOT IN (1, 5)", [4]),
+        ("x = 0", [4]),  # -0.0 equals 0.0
+        ("n != 2", [0, 3, 4]),
+        ("n NOT IN (1, 2)", [3, 4]),
+        ("NOT (n IN (1, 2))", [3, 4]),
+        ("n IS NULL OR n > 4", [2, 4]),
+        ("s LIKE 'ap%'", [0, 3]),
+        ("s NOT LIKE 'ap%'", [1, 4]),
+        ("NOT (s LIKE 'ap%')", [1, 4]),
+        ("s IN ('b', 'apple')", [0, 4]),
+        ("s >= 'b'", [1, 4]),
+    ],
+)
+def test_sql_semantics_on_large_strings_and_doubles(text: str, expected: list[int]) -> None:
+    assert _matching_positions(_table(), parse(text), _SCHEMA) == expected
+
+
+def test_columns_are_found_by_field_id_in_the_read_schema() -> None:
+    bound = bind(_SCHEMA, "n > 3")
+    renamed = Schema(
+        NestedField(1, "x", "double"), NestedField(2, "count", "long"), NestedField(3, "s", "string")
+    )
+    table = pa.table({"count": pa.array([1, 5], pa.int64())})
+    assert filter_table(table, bound, renamed).column("count").to_pylist() == [5]
+
+
+def test_literals_take_the_column_types_of_the_data() -> None:
+    schema = Schema(NestedField(1, "ts", TimestamptzType()), NestedField(2, "u", UUIDType()))
+    u = uuid.UUID(int=5)
+    table = pa.table(
+        {
+            "ts": pa.array([0, 86_400_000], pa.timestamp("ms", tz="UTC")),  # another unit
+            "u": pa.array([u.bytes, uuid.UUID(int=6).bytes], pa.binary(16)),  # plain storage
+        }
+    )
+    expr = bind(schema, "ts >= '1970-01-02T00:00:00' OR u = UUID '00000000-0000-0000-0000-000000000005'")
+    assert filter_table(table, expr).num_rows == 2
+    expr = bind(schema, "ts > TIMESTAMPTZ '1970-01-01T00:00:00.000001+00:00'")
+    assert filter_table(table, expr).column("ts").to_pylist() == [dt.datetime(1970, 1, 2, tzinfo=dt.UTC)]
+
+
+def test_dictionary_columns() -> None:
+    table = pa.table({"s": pa.array(["a", "b", "a"]).dictionary_encode()})
+    schema = Schema(NestedField(1, "s", "string"))
+    assert filter_table(table, bind(schema, "s = 'a'")).num_rows == 2
+
+
+def test_decimals_compare_at_any_precision() -> None:
+    table = pa.table({"d": pa.array([Decimal("1.50"), Decimal("2.25")], pa.decimal128(38, 2))})
+    schema = Schema(NestedField(1, "d", "decimal(10, 2)"))
+    assert filter_table(table, bind(schema, "d > 1.5")).num_rows == 1
+    assert filter_table(table, bind(schema, "d >= '1.505'")).num_rows == 1  # exactly d >= 1.51
+
+
+def test_unbound_filters_need_a_schema() -> None:
+    with pytest.raises(InvalidFilterError, match="schema"):
+        to_arrow_expression(parse("n > 1"))
+    assert str(to_arrow_expression("n > 1", _SCHEMA)) == "(n > 1)"
+
+
+def test_record_batches_and_nested_fields() -> None:
+    schema = Schema(
+        NestedField(1, "loc", StructType(NestedField(2, "lat", "double"), NestedField(3, "city", "string")))
+    )
+    batch = pa.RecordBatch.from_pylist(
+        [{"loc": {"lat": 1.0, "city": "Oslo"}}, {"loc": None}, {"loc": {"lat": None, "city": "Rome"}}],
+        schema=pa.schema([("loc", pa.struct([("lat", pa.float64()), ("city", pa.string())]))]),
+    )
+    assert filter_table(batch, bind(schema, "loc.lat IS NULL")).num_rows == 2
+    assert filter_table(batch, bind(schema, "loc.city != 'Oslo'")).to_pylist() == [
+        {"loc": {"lat": None, "city": "Rome"}}
+    ]
