@@ -1,0 +1,72 @@
+"""Avro manifests and manifest lists for format versions 1, 2 and 3 (layer L4).
+
+- ``ManifestWriter`` / ``write_manifest``: write a manifest, get its ``ManifestFile`` row.
+- ``ManifestListWriter`` / ``write_manifest_list``: write a snapshot's manifest list,
+  assigning sequence numbers and (v3) first row ids.
+- ``read_manifest_list``, ``read_manifest``, ``read_manifest_header``: read them back, by
+  field id, with inheritance applied.
+
+Importing this package lets ``Snapshot.all_manifests(io)``, ``Snapshot.added_data_files(io)``
+and the other snapshot methods read files (``spec.snapshots.register_manifest_reader``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from icefloe.io import FileIO
+from icefloe.manifests.manifest_list import ManifestListWriter, read_manifest_list, write_manifest_list
+from icefloe.manifests.reader import ManifestHeader, read_manifest, read_manifest_header
+from icefloe.manifests.writer import DEFAULT_BLOCK_SIZE, UNASSIGNED_SEQ, ManifestWriter, write_manifest
+from icefloe.spec.manifest import ManifestEntry, ManifestFile
+from icefloe.spec.snapshots import Snapshot, register_manifest_reader
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "UNASSIGNED_SEQ",
+    "ManifestHeader",
+    "ManifestListWriter",
+    "ManifestWriter",
+    "inline_manifest_files",
+    "read_manifest",
+    "read_manifest_header",
+    "read_manifest_list",
+    "write_manifest",
+    "write_manifest_list",
+]
+
+
+def inline_manifest_files(io: FileIO, snapshot: Snapshot) -> list[ManifestFile]:
+    """Manifest list rows for an old v1 snapshot that lists its manifests inline.
+
+    As Java does, each manifest counts as added by the snapshot at sequence number 0, with
+    unknown file counts; its spec id comes from the manifest's header (0 when absent).
+    """
+    result = []
+    for location in snapshot.manifests or ():
+        header = read_manifest_header(io, location)
+        result.append(
+            ManifestFile(
+                manifest_path=location,
+                manifest_length=io.new_input(location).length(),
+                partition_spec_id=header.partition_spec_id or 0,
+                added_snapshot_id=snapshot.snapshot_id,
+            )
+        )
+    return result
+
+
+class _SnapshotManifestReader:
+    """What ``Snapshot`` calls to read its files (``spec.snapshots.ManifestReader``)."""
+
+    def read_manifest_list(self, io: Any, location: str, snapshot: Snapshot) -> list[ManifestFile]:
+        if not location and snapshot.manifests is not None:
+            return inline_manifest_files(io, snapshot)
+        return read_manifest_list(io, location)
+
+    def read_entries(self, io: Any, manifest: ManifestFile) -> Iterator[ManifestEntry]:
+        return read_manifest(io, manifest)
+
+
+register_manifest_reader(_SnapshotManifestReader())
