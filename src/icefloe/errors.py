@@ -9,9 +9,15 @@ from __future__ import annotations
 __all__ = [
     "CommitFailedException",
     "CommitStateUnknownException",
+    "FileIOError",
     "IcefloeError",
+    "InvalidDataFileError",
+    "InvalidFilterError",
+    "InvalidIdentifierError",
+    "InvalidManifestError",
     "InvalidMetadataError",
     "InvalidSchemaError",
+    "MissingDependencyError",
     "NamespaceAlreadyExistsError",
     "NamespaceNotEmptyError",
     "NoSuchNamespaceError",
@@ -20,14 +26,8 @@ __all__ = [
     "NotFoundError",
     "TableAlreadyExistsError",
     "UnsupportedFeatureError",
-    "ValidationException",
     "ValidationError",
-    "InvalidIdentifierError",
-    "InvalidFilterError",
-    "FileIOError",
-    "InvalidDataFileError",
-    "InvalidManifestError",
-    "MissingDependencyError",
+    "ValidationException",
 ]
 
 

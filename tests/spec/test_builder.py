@@ -38,12 +38,23 @@ def _table(version: int = 2, **props: str):
 
 
 def _snap(snapshot_id: int, parent: int | None, seq: int, ts: int, first_row_id=None, added_rows=None):
-    return Snapshot(snapshot_id, ts, f"/m{snapshot_id}.avro", parent, seq, {"operation": "append"}, 0,
-                    first_row_id=first_row_id, added_rows=added_rows)
+    return Snapshot(
+        snapshot_id,
+        ts,
+        f"/m{snapshot_id}.avro",
+        parent,
+        seq,
+        {"operation": "append"},
+        0,
+        first_row_id=first_row_id,
+        added_rows=added_rows,
+    )
 
 
 def _commit(md, *snaps):
-    builder = MetadataBuilder(md, metadata_location=f"/wh/db/t/metadata/v{len(md.metadata_log) + 1}.metadata.json")
+    builder = MetadataBuilder(
+        md, metadata_location=f"/wh/db/t/metadata/v{len(md.metadata_log) + 1}.metadata.json"
+    )
     for snap in snaps:
         builder.apply(AddSnapshot(snap)).apply(SetSnapshotRef("main", snap.snapshot_id))
     return builder.build()
@@ -65,8 +76,9 @@ def test_v3_types_need_v3() -> None:
     schema = Schema(NestedField(1, "ts", TimestampNanoType()))
     with pytest.raises(ValidationError, match="format-version 3"):
         new_table_metadata(schema, build_spec(schema, None), build_sort_order(schema, None), "/t", {})
-    md = new_table_metadata(schema, build_spec(schema, None), build_sort_order(schema, None), "/t",
-                            {"format-version": "3"})
+    md = new_table_metadata(
+        schema, build_spec(schema, None), build_sort_order(schema, None), "/t", {"format-version": "3"}
+    )
     assert md.next_row_id == 0
 
 

@@ -24,7 +24,9 @@ def nested() -> Schema:
     return Schema(
         NestedField(1, "id", LongType(), required=True),
         NestedField(
-            2, "location", StructType(NestedField(3, "lat", DoubleType()), NestedField(4, "lon", DoubleType()))
+            2,
+            "location",
+            StructType(NestedField(3, "lat", DoubleType()), NestedField(4, "lon", DoubleType())),
         ),
         NestedField(5, "points", ListType(6, StructType(NestedField(7, "x", IntegerType())), False)),
         NestedField(8, "attrs", MapType(9, StringType(), 10, StructType(NestedField(11, "y", LongType())))),

@@ -77,7 +77,9 @@ def test_partition_path_round_trip_through_data_file_builder() -> None:
     spec = build_spec(SCHEMA, ["country", "grass_date", "hour(ts)", "bucket(8, id)", "amount"])
     values = ("Côte d'Ivoire / West", 19358, 464604, 3, None)
     path = spec.partition_to_path(values, SCHEMA)
-    assert path.startswith("country=C%C3%B4te+d%27Ivoire+%2F+West/grass_date=2023-01-01/ts_hour=2023-01-01-12/")
+    assert path.startswith(
+        "country=C%C3%B4te+d%27Ivoire+%2F+West/grass_date=2023-01-01/ts_hour=2023-01-01-12/"
+    )
     file = (
         DataFile.builder(spec, SCHEMA)
         .with_path("/t/data/x.parquet")
@@ -115,11 +117,21 @@ def test_data_file_builder_requires_fields_and_matching_partition() -> None:
 
 
 def test_sort_orders_from_strings() -> None:
-    order = build_sort_order(SCHEMA, ["id", "ts DESC NULLS LAST", "bucket(4, id) asc nulls last", "country DESC"])
+    order = build_sort_order(
+        SCHEMA, ["id", "ts DESC NULLS LAST", "bucket(4, id) asc nulls last", "country DESC"]
+    )
     assert order.order_id == 1
     first, second, third, fourth = order.fields
-    assert (first.source_id, first.direction, first.null_order) == (1, SortDirection.ASC, NullOrder.NULLS_FIRST)
-    assert (second.source_id, second.direction, second.null_order) == (3, SortDirection.DESC, NullOrder.NULLS_LAST)
+    assert (first.source_id, first.direction, first.null_order) == (
+        1,
+        SortDirection.ASC,
+        NullOrder.NULLS_FIRST,
+    )
+    assert (second.source_id, second.direction, second.null_order) == (
+        3,
+        SortDirection.DESC,
+        NullOrder.NULLS_LAST,
+    )
     assert str(third.transform) == "bucket[4]" and third.null_order == NullOrder.NULLS_LAST
     # Java's default null order follows the direction.
     assert fourth.null_order == NullOrder.NULLS_LAST

@@ -392,7 +392,9 @@ class CatalogBackend(ABC):
         for requirement in requirements:
             requirement.validate(current)
         try:
-            new_metadata = MetadataBuilder(current, metadata_location=current_location).apply_all(updates).build()
+            new_metadata = (
+                MetadataBuilder(current, metadata_location=current_location).apply_all(updates).build()
+            )
         except ValidationException as exc:
             if base is not None and base.metadata_location != current_location:
                 # The updates were computed on an older version: a concurrent commit (e.g. a

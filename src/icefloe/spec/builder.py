@@ -164,7 +164,9 @@ class MetadataBuilder:
                 f"unsupported format-version {version}; icefloe supports {list(SUPPORTED_FORMAT_VERSIONS)}"
             )
         if self.base is not None and version < self.format_version:
-            raise ValidationException(f"cannot downgrade format-version from {self.format_version} to {version}")
+            raise ValidationException(
+                f"cannot downgrade format-version from {self.format_version} to {version}"
+            )
         if version == self.format_version and self.base is not None:
             return
         self.format_version = version
@@ -288,7 +290,9 @@ class MetadataBuilder:
 
     def _set_ref(self, update: SetSnapshotRef) -> None:
         if not any(s.snapshot_id == update.snapshot_id for s in self.snapshots):
-            raise ValidationException(f"cannot set ref '{update.ref_name}' to unknown snapshot {update.snapshot_id}")
+            raise ValidationException(
+                f"cannot set ref '{update.ref_name}' to unknown snapshot {update.snapshot_id}"
+            )
         ref = SnapshotRef(
             update.snapshot_id,
             update.type,
@@ -623,7 +627,9 @@ def _fresh_sort_order(order: SortOrder, old: Schema, new: Schema) -> SortOrder:
     if order.is_unsorted:
         return UNSORTED_SORT_ORDER
     fields = [
-        SortField(_renumbered_source(f.source_id, old, new, "sort field"), f.transform, f.direction, f.null_order)
+        SortField(
+            _renumbered_source(f.source_id, old, new, "sort field"), f.transform, f.direction, f.null_order
+        )
         for f in order.fields
     ]
     return SortOrder(tuple(fields), order_id=1)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum, IntEnum
+from enum import IntEnum, StrEnum
 from typing import Any
 
 from icefloe.errors import ValidationError
+from icefloe.spec.partition_values import parse_partition_value
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
-from icefloe.spec.partition_values import parse_partition_value
 
 __all__ = [
     "ContentFile",
@@ -54,7 +54,7 @@ class ManifestEntryStatus(IntEnum):
     DELETED = 2
 
 
-class FileFormat(str, Enum):
+class FileFormat(StrEnum):
     PARQUET = "PARQUET"
     AVRO = "AVRO"
     ORC = "ORC"
@@ -65,7 +65,9 @@ class FileFormat(str, Enum):
         try:
             return cls(str(value.value if isinstance(value, FileFormat) else value).upper())
         except ValueError:
-            raise ValidationError(f"unknown file format {value!r}; expected parquet, avro, orc or puffin") from None
+            raise ValidationError(
+                f"unknown file format {value!r}; expected parquet, avro, orc or puffin"
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +176,6 @@ def make_content_file(**fields: Any) -> ContentFile:
     return (DataFile if content == FileContent.DATA else DeleteFile)(**fields)
 
 
-
 @dataclass(frozen=True, slots=True)
 class ManifestEntry:
     """A file's row in a manifest.
@@ -271,7 +272,9 @@ class DataFileBuilder:
     def with_partition_path(self, path: str) -> DataFileBuilder:
         """Parse ``"country=China/grass_date=2023-01-01"`` into partition values."""
         if self.schema is None:
-            raise ValidationError("with_partition_path needs the table schema: DataFile.builder(spec, schema)")
+            raise ValidationError(
+                "with_partition_path needs the table schema: DataFile.builder(spec, schema)"
+            )
         return self._set("partition", _parse_partition_path(self.spec, self.schema, path))
 
     def with_metrics(self, metrics: Metrics) -> DataFileBuilder:

@@ -173,7 +173,9 @@ def parse_partition_term(term: str) -> tuple[str, Transform]:
     """
     match = _TERM.match(term)
     if not match:
-        raise ValidationError(f"cannot parse partition term {term!r}; expected e.g. 'day(ts)', 'bucket(16, id)'")
+        raise ValidationError(
+            f"cannot parse partition term {term!r}; expected e.g. 'day(ts)', 'bucket(16, id)'"
+        )
     if match.group("col") is not None:
         return _unquote(match.group("col")), parse_transform("identity")
     func = match.group("func").lower()
@@ -212,8 +214,13 @@ class PartitionSpecBuilder:
     case_sensitive: bool = True
     _fields: list[PartitionField] = field(default_factory=list)
 
-    def add(self, source: str | int, transform: Transform | str, name: str | None = None,
-            field_id: int | None = None) -> PartitionSpecBuilder:
+    def add(
+        self,
+        source: str | int,
+        transform: Transform | str,
+        name: str | None = None,
+        field_id: int | None = None,
+    ) -> PartitionSpecBuilder:
         """Add a partition field on column ``source`` (name or id)."""
         transform = parse_transform(transform) if isinstance(transform, str) else transform
         column = self.schema.find_field(source, self.case_sensitive)
@@ -284,7 +291,9 @@ def _default_name(column: str, transform: Transform) -> str:
     return f"{column}_{text}"
 
 
-def build_spec(schema: Schema, terms: Iterable[str] | PartitionSpec | None, *, spec_id: int = 0) -> PartitionSpec:
+def build_spec(
+    schema: Schema, terms: Iterable[str] | PartitionSpec | None, *, spec_id: int = 0
+) -> PartitionSpec:
     """A PartitionSpec from ``partition_by`` input: a spec, a list of terms, or None."""
     if terms is None:
         return PartitionSpec((), spec_id=spec_id)
@@ -296,4 +305,3 @@ def build_spec(schema: Schema, terms: Iterable[str] | PartitionSpec | None, *, s
     for term in terms:
         builder.add_term(term)
     return builder.build()
-

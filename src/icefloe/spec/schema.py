@@ -172,8 +172,20 @@ class Schema:
         identifier_field_ids: ids of the columns that identify a row (for upserts).
     """
 
-    __slots__ = ("_by_id", "_by_name", "_by_name_lower", "_fields", "_parents", "identifier_field_ids",
-                 "schema_id")
+    __slots__ = (
+        "_by_id",
+        "_by_name",
+        "_by_name_lower",
+        "_fields",
+        "_parents",
+        "identifier_field_ids",
+        "schema_id",
+    )
+    _fields: tuple[NestedField, ...]
+    _by_id: dict[int, NestedField] | None
+    _by_name: dict[str, int] | None
+    _by_name_lower: dict[str, int] | None
+    _parents: dict[int, int] | None
     # Declared for type checkers (the slots are set in __init__ through object.__setattr__).
     schema_id: int
     identifier_field_ids: tuple[int, ...]
@@ -220,11 +232,11 @@ class Schema:
 
     @property
     def fields(self) -> tuple[NestedField, ...]:
-        return self._fields  # type: ignore[no-any-return]
+        return self._fields
 
     @property
     def columns(self) -> tuple[NestedField, ...]:
-        return self._fields  # type: ignore[no-any-return]
+        return self._fields
 
     def as_struct(self) -> StructType:
         return StructType(*self._fields)
@@ -252,19 +264,22 @@ class Schema:
     # ---- lookups ----------------------------------------------------------------------------
 
     def _id_index(self) -> dict[int, NestedField]:
-        if self._by_id is None:
-            object.__setattr__(self, "_by_id", index_by_id(self.as_struct()))
-        return self._by_id  # type: ignore[no-any-return]
+        by_id = self._by_id
+        if by_id is None:
+            by_id = index_by_id(self.as_struct())
+            object.__setattr__(self, "_by_id", by_id)
+        return by_id
 
     def _name_index(self, case_sensitive: bool = True) -> dict[str, int]:
-        if self._by_name is None:
+        by_name, lower = self._by_name, self._by_name_lower
+        if by_name is None or lower is None:
             by_name = index_by_name(self.as_struct())
-            object.__setattr__(self, "_by_name", by_name)
-            lower: dict[str, int] = {}
+            lower = {}
             for name, fid in by_name.items():
                 lower.setdefault(name.lower(), fid)
+            object.__setattr__(self, "_by_name", by_name)
             object.__setattr__(self, "_by_name_lower", lower)
-        return self._by_name if case_sensitive else self._by_name_lower  # type: ignore[return-value]
+        return by_name if case_sensitive else lower
 
     def find_field(self, name_or_id: str | int, case_sensitive: bool = True) -> NestedField | None:
         """The field with this id or full name (any depth), or None (as Java's findField)."""
@@ -324,9 +339,11 @@ class Schema:
         return [f.name for f in self._fields]
 
     def parent_id(self, field_id: int) -> int | None:
-        if self._parents is None:
-            object.__setattr__(self, "_parents", index_parents(self.as_struct()))
-        return self._parents.get(field_id)  # type: ignore[no-any-return]
+        parents = self._parents
+        if parents is None:
+            parents = index_parents(self.as_struct())
+            object.__setattr__(self, "_parents", parents)
+        return parents.get(field_id)
 
     def identifier_field_names(self) -> list[str]:
         names = self.id_to_name()
@@ -394,9 +411,7 @@ def _structs(root: StructType) -> Iterator[StructType]:
             stack.extend(f.field_type for f in current.fields)  # type: ignore[attr-defined]
 
 
-def assign_fresh_ids(
-    obj: Schema | StructType, next_id: Callable[[], int], *, schema_id: int = 0
-) -> Schema:
+def assign_fresh_ids(obj: Schema | StructType, next_id: Callable[[], int], *, schema_id: int = 0) -> Schema:
     """A copy with every field renumbered by ``next_id``, in Java's order.
 
     Java assigns the ids of all fields of a struct before descending into any of them, so a
@@ -418,7 +433,9 @@ def _fresh_type(field_type: IcebergType, next_id: Callable[[], int]) -> IcebergT
         return _fresh_struct(field_type, next_id)
     if isinstance(field_type, ListType):
         element_id = next_id()
-        return ListType(element_id, _fresh_type(field_type.element_type, next_id), field_type.element_required)
+        return ListType(
+            element_id, _fresh_type(field_type.element_type, next_id), field_type.element_required
+        )
     if isinstance(field_type, MapType):
         key_id, value_id = next_id(), next_id()
         return MapType(
@@ -480,7 +497,9 @@ def _prune_type(field_type: IcebergType, selected: set[int], full: bool) -> Iceb
         value = _prune_type(field_type.value_type, selected, full)
         if value is None:
             return field_type if field_type.value_id in selected or field_type.key_id in selected else None
-        return MapType(field_type.key_id, field_type.key_type, field_type.value_id, value, field_type.value_required)
+        return MapType(
+            field_type.key_id, field_type.key_type, field_type.value_id, value, field_type.value_required
+        )
     return None
 
 

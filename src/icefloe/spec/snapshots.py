@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from icefloe.errors import UnsupportedFeatureError, ValidationError
@@ -35,7 +35,7 @@ __all__ = [
 MAIN_BRANCH = "main"
 
 
-class Operation(str, Enum):
+class Operation(StrEnum):
     """The snapshot ``operation`` of the summary."""
 
     APPEND = "append"
@@ -142,7 +142,7 @@ class Snapshot:
         return self._changed_files(io, self.delete_manifests(io), 2)
 
 
-class SnapshotRefType(str, Enum):
+class SnapshotRefType(StrEnum):
     BRANCH = "branch"
     TAG = "tag"
 

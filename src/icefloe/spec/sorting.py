@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from icefloe.errors import ValidationError
 from icefloe.spec.partitioning import parse_partition_term
@@ -22,12 +22,12 @@ __all__ = [
 ]
 
 
-class SortDirection(str, Enum):
+class SortDirection(StrEnum):
     ASC = "asc"
     DESC = "desc"
 
 
-class NullOrder(str, Enum):
+class NullOrder(StrEnum):
     NULLS_FIRST = "nulls-first"
     NULLS_LAST = "nulls-last"
 

@@ -21,9 +21,19 @@ __all__ = ["SUPPORTED_FORMAT_VERSIONS", "EncryptedKey", "TableMetadata"]
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 #: Property names that live in metadata fields rather than in ``properties``.
-RESERVED_PROPERTIES = frozenset({"format-version", "uuid", "snapshot-count", "current-snapshot-id",
-                                 "current-snapshot-summary", "current-snapshot-timestamp-ms",
-                                 "current-schema", "default-partition-spec", "default-sort-order"})
+RESERVED_PROPERTIES = frozenset(
+    {
+        "format-version",
+        "uuid",
+        "snapshot-count",
+        "current-snapshot-id",
+        "current-snapshot-summary",
+        "current-snapshot-timestamp-ms",
+        "current-schema",
+        "default-partition-spec",
+        "default-sort-order",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +152,13 @@ class TableMetadata:
         Raises:
             NoSuchSnapshotError: naming the id or ref.
         """
-        found = self.snapshot_by_id(id_or_ref) if isinstance(id_or_ref, int) else self.snapshot_by_name(id_or_ref)
+        found = (
+            self.snapshot_by_id(id_or_ref) if isinstance(id_or_ref, int) else self.snapshot_by_name(id_or_ref)
+        )
         if found is None:
-            what = f"snapshot id {id_or_ref}" if isinstance(id_or_ref, int) else f"branch or tag '{id_or_ref}'"
+            what = (
+                f"snapshot id {id_or_ref}" if isinstance(id_or_ref, int) else f"branch or tag '{id_or_ref}'"
+            )
             raise NoSuchSnapshotError(f"table at {self.location} has no {what}")
         return found
 

@@ -291,7 +291,10 @@ class NestedField:
 class StructType(NestedType):
     """An ordered tuple of named fields."""
 
-    __slots__ = ("_fields", "_by_id", "_by_name")
+    __slots__ = ("_by_id", "_by_name", "_fields")
+    _fields: tuple[NestedField, ...]
+    _by_id: dict[int, NestedField] | None
+    _by_name: dict[str, NestedField] | None
 
     def __init__(self, *fields: NestedField):
         if len(fields) == 1 and isinstance(fields[0], (list, tuple)):
@@ -305,20 +308,24 @@ class StructType(NestedType):
 
     @property
     def fields(self) -> tuple[NestedField, ...]:
-        return self._fields  # type: ignore[no-any-return]
+        return self._fields
 
     def field(self, field_id: int) -> NestedField | None:
         """The direct child with this id, or None."""
-        if self._by_id is None:
-            object.__setattr__(self, "_by_id", {f.field_id: f for f in self._fields})
-        return self._by_id.get(field_id)  # type: ignore[no-any-return]
+        by_id = self._by_id
+        if by_id is None:
+            by_id = {f.field_id: f for f in self._fields}
+            object.__setattr__(self, "_by_id", by_id)
+        return by_id.get(field_id)
 
     def field_by_name(self, name: str, case_sensitive: bool = True) -> NestedField | None:
         """The direct child with this name, or None."""
         if case_sensitive:
-            if self._by_name is None:
-                object.__setattr__(self, "_by_name", {f.name: f for f in self._fields})
-            return self._by_name.get(name)  # type: ignore[no-any-return]
+            by_name = self._by_name
+            if by_name is None:
+                by_name = {f.name: f for f in self._fields}
+                object.__setattr__(self, "_by_name", by_name)
+            return by_name.get(name)
         lowered = name.lower()
         return next((f for f in self._fields if f.name.lower() == lowered), None)
 

@@ -1,0 +1,1 @@
+"""Tables, transactions and the operations that change them."""

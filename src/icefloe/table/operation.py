@@ -1,0 +1,92 @@
+"""The PendingUpdate contract shared by every table operation.
+
+An operation is a builder. ``_produce(base)`` turns a base TableMetadata into ``Changes``
+(updates + requirements) and re-runs the operation's validations; it may write files (new
+manifests) that the changes reference. ``apply()`` returns what Java's ``apply()`` returns,
+committing nothing. ``commit()`` hands the operation to a transaction: the table's own
+auto-committing one, or the explicit transaction it was created from.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from icefloe.errors import ValidationError
+from icefloe.spec.builder import MetadataBuilder
+from icefloe.spec.table_metadata import TableMetadata
+from icefloe.spec.updates import TableRequirement, TableUpdate
+
+if TYPE_CHECKING:
+    from icefloe.table.transaction import Transaction
+
+__all__ = ["Changes", "PendingUpdate"]
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What one operation contributes to a commit."""
+
+    updates: Sequence[TableUpdate] = ()
+    requirements: Sequence[TableRequirement] = ()
+    #: Files this attempt wrote that the new metadata references (deleted if the commit fails).
+    written_files: Sequence[str] = field(default_factory=tuple)
+
+    def apply_to(self, base: TableMetadata) -> TableMetadata:
+        return MetadataBuilder(base).apply_all(self.updates).build()
+
+
+class PendingUpdate(ABC, Generic[R]):
+    """Base of every operation (``new_append()``, ``update_properties()``, ...)."""
+
+    def __init__(self, transaction: Transaction, *, autocommit: bool):
+        self._transaction = transaction
+        self._autocommit = autocommit
+        self._committed = False
+
+    @property
+    def _base(self) -> TableMetadata:
+        """The metadata this operation applies to now (the transaction's latest state)."""
+        return self._transaction.metadata
+
+    @abstractmethod
+    def _produce(self, base: TableMetadata) -> Changes:
+        """Validate against ``base`` and compute this operation's changes. Called again on retry."""
+
+    @abstractmethod
+    def _result(self, base: TableMetadata, changes: Changes) -> R:
+        """The value ``apply()`` returns."""
+
+    def apply(self) -> R:
+        """The result of this operation on the current metadata, without committing."""
+        base = self._base
+        return self._result(base, self._produce(base))
+
+    def commit(self) -> None:
+        """Commit the operation (or, inside an explicit transaction, stage it there).
+
+        Raises:
+            ValidationException: the operation conflicts with the table's state.
+            CommitFailedException: retries were exhausted; nothing was committed.
+            CommitStateUnknownException: the outcome is unknown; nothing was cleaned up.
+        """
+        if self._committed:
+            raise ValidationError("this operation was already committed; create a new one")
+        self._committed = True
+        self._transaction._stage(self)
+        if self._autocommit:
+            self._transaction.commit_transaction()
+
+    def _after_commit(self, committed: Changes) -> None:
+        """Called once the commit succeeded, with the changes that were committed.
+
+        Operations that wrote files in earlier, failed attempts delete those that the committed
+        metadata does not reference.
+        """
+
+    def _abort(self) -> None:
+        """Called when the commit definitely failed: delete every file this operation wrote."""

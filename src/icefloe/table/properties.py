@@ -1,0 +1,84 @@
+"""Table property names and typed views over them (Java's ``TableProperties``).
+
+Properties are strings in the metadata; each consumer parses the ones it needs once, through
+the option objects here, so a malformed value fails with the property's name.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from icefloe.errors import ValidationError
+
+__all__ = [
+    "CommitRetryOptions",
+    "bool_property",
+    "int_property",
+]
+
+COMMIT_NUM_RETRIES = "commit.retry.num-retries"
+COMMIT_MIN_RETRY_WAIT_MS = "commit.retry.min-wait-ms"
+COMMIT_MAX_RETRY_WAIT_MS = "commit.retry.max-wait-ms"
+COMMIT_TOTAL_RETRY_TIME_MS = "commit.retry.total-timeout-ms"
+
+WRITE_TARGET_FILE_SIZE_BYTES = "write.target-file-size-bytes"
+WRITE_PARQUET_COMPRESSION = "write.parquet.compression-codec"
+WRITE_PARQUET_COMPRESSION_LEVEL = "write.parquet.compression-level"
+WRITE_PARQUET_ROW_GROUP_SIZE_BYTES = "write.parquet.row-group-size-bytes"
+WRITE_PARQUET_PAGE_SIZE_BYTES = "write.parquet.page-size-bytes"
+WRITE_SUMMARY_PARTITION_LIMIT = "write.summary.partition-limit"
+MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"
+DEFAULT_NAME_MAPPING = "schema.name-mapping.default"
+METADATA_COMPRESSION = "write.metadata.compression-codec"
+AVRO_COMPRESSION = "write.avro.compression-codec"
+DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
+PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
+
+
+def int_property(properties: Mapping[str, str], name: str, default: int) -> int:
+    value = properties.get(name)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValidationError(f"table property '{name}' must be an integer, not {value!r}") from None
+
+
+def bool_property(properties: Mapping[str, str], name: str, default: bool) -> bool:
+    value = properties.get(name)
+    if value is None:
+        return default
+    lowered = value.strip().lower()
+    if lowered not in ("true", "false"):
+        raise ValidationError(f"table property '{name}' must be true or false, not {value!r}")
+    return lowered == "true"
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRetryOptions:
+    """``commit.retry.*`` with Java's defaults."""
+
+    num_retries: int = 4
+    min_wait_ms: int = 100
+    max_wait_ms: int = 60_000
+    total_timeout_ms: int = 1_800_000
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, str]) -> CommitRetryOptions:
+        options = cls(
+            num_retries=int_property(properties, COMMIT_NUM_RETRIES, 4),
+            min_wait_ms=int_property(properties, COMMIT_MIN_RETRY_WAIT_MS, 100),
+            max_wait_ms=int_property(properties, COMMIT_MAX_RETRY_WAIT_MS, 60_000),
+            total_timeout_ms=int_property(properties, COMMIT_TOTAL_RETRY_TIME_MS, 1_800_000),
+        )
+        if options.num_retries < 0:
+            raise ValidationError(f"table property '{COMMIT_NUM_RETRIES}' must not be negative")
+        return options
+
+    def wait_ms(self, attempt: int) -> float:
+        """Java's exponential backoff: min-wait doubled per attempt, capped, plus up to 10% jitter."""
+        delay = min(self.min_wait_ms * (2.0 ** max(attempt - 1, 0)), float(self.max_wait_ms))
+        return delay + random.uniform(0, max(1.0, delay * 0.1))

@@ -1,0 +1,221 @@
+"""Table: the seed's ``Table`` API in Python.
+
+A Table holds the metadata it last saw. It reflects its own commits at once (a committed
+operation replaces its metadata); commits by other writers appear after ``refresh()``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from icefloe.errors import NoSuchSnapshotError
+from icefloe.io import FileIO
+from icefloe.io.encryption import EncryptionManager, PlaintextEncryptionManager
+from icefloe.io.locations import LocationProvider, load_location_provider
+from icefloe.spec.partitioning import PartitionSpec
+from icefloe.spec.schema import Schema
+from icefloe.spec.snapshots import HistoryEntry, Snapshot, SnapshotRef
+from icefloe.spec.sorting import SortOrder
+from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
+from icefloe.spec.table_metadata import TableMetadata
+from icefloe.table.append import FastAppend, MergeAppend
+from icefloe.table.data import append_data
+from icefloe.table.scan import TableScan
+from icefloe.table.transaction import Transaction
+from icefloe.table.update_properties import UpdateProperties
+
+if TYPE_CHECKING:
+    from icefloe.catalog.base import CatalogBackend
+
+__all__ = ["Table"]
+
+
+class Table:
+    """An Iceberg table.
+
+    Args:
+        identifier: the table's identifier parts, e.g. ``("db", "orders")``.
+        metadata: the table metadata.
+        metadata_location: the metadata file ``metadata`` was read from.
+        io: the FileIO for the table's files.
+        backend: the catalog backend that commits go through; None for a read-only table.
+    """
+
+    def __init__(
+        self,
+        identifier: tuple[str, ...],
+        metadata: TableMetadata,
+        metadata_location: str | None,
+        io: FileIO,
+        backend: CatalogBackend | None = None,
+        *,
+        catalog_name: str | None = None,
+    ):
+        self._identifier = tuple(identifier)
+        self._metadata = metadata
+        self._metadata_location = metadata_location
+        self._io = io
+        self._backend = backend
+        self._catalog_name = catalog_name
+
+    # ---- identity and state ------------------------------------------------------------------
+
+    @property
+    def identifier(self) -> str:
+        """The identifier as a dotted string (``"db.orders"``)."""
+        return ".".join(self._identifier)
+
+    @property
+    def identifier_tuple(self) -> tuple[str, ...]:
+        return self._identifier
+
+    def name(self) -> str:
+        """The table's full name, prefixed by the catalog name when there is one (as Java)."""
+        return f"{self._catalog_name}.{self.identifier}" if self._catalog_name else self.identifier
+
+    @property
+    def metadata(self) -> TableMetadata:
+        return self._metadata
+
+    @property
+    def metadata_location(self) -> str | None:
+        return self._metadata_location
+
+    def _set_state(self, metadata: TableMetadata, metadata_location: str | None) -> None:
+        self._metadata = metadata
+        self._metadata_location = metadata_location
+
+    def refresh(self) -> Table:
+        """Reload the metadata from the catalog; returns the table itself."""
+        if self._backend is not None:
+            loaded = self._backend.load_table(self._identifier)
+            self._set_state(loaded.metadata, loaded.metadata_location)
+        return self
+
+    # ---- the seed's read accessors -------------------------------------------------------------
+
+    def schema(self) -> Schema:
+        return self._metadata.schema()
+
+    def schemas(self) -> dict[int, Schema]:
+        return self._metadata.schemas_by_id()
+
+    def spec(self) -> PartitionSpec:
+        return self._metadata.spec()
+
+    def specs(self) -> dict[int, PartitionSpec]:
+        return self._metadata.specs_by_id()
+
+    def sort_order(self) -> SortOrder:
+        return self._metadata.sort_order()
+
+    def sort_orders(self) -> dict[int, SortOrder]:
+        return self._metadata.sort_orders_by_id()
+
+    def properties(self) -> dict[str, str]:
+        return dict(self._metadata.properties)
+
+    def location(self) -> str:
+        return self._metadata.location
+
+    def format_version(self) -> int:
+        return self._metadata.format_version
+
+    def current_snapshot(self) -> Snapshot | None:
+        return self._metadata.current_snapshot()
+
+    def snapshot(self, id_or_ref: int | str) -> Snapshot | None:
+        """The snapshot with this id, or the head of this branch / the target of this tag.
+
+        Returns None when there is no such snapshot, as Java does.
+        """
+        try:
+            return self._metadata.snapshot(id_or_ref)
+        except NoSuchSnapshotError:
+            return None
+
+    def snapshots(self) -> list[Snapshot]:
+        """Every snapshot, oldest first."""
+        return sorted(self._metadata.snapshots, key=lambda s: (s.timestamp_ms, s.sequence_number))
+
+    def history(self) -> list[HistoryEntry]:
+        return list(self._metadata.snapshot_log)
+
+    def refs(self) -> dict[str, SnapshotRef]:
+        return dict(self._metadata.refs)
+
+    def uuid(self) -> uuid.UUID:
+        return uuid.UUID(self._metadata.table_uuid)
+
+    def statistics_files(self) -> list[StatisticsFile]:
+        return list(self._metadata.statistics)
+
+    def partition_statistics_files(self) -> list[PartitionStatisticsFile]:
+        return list(self._metadata.partition_statistics)
+
+    def io(self) -> FileIO:
+        return self._io
+
+    def location_provider(self) -> LocationProvider:
+        return load_location_provider(self._metadata.location, self._metadata.properties)
+
+    def encryption(self) -> EncryptionManager:
+        return PlaintextEncryptionManager()
+
+    # ---- scans -------------------------------------------------------------------------------
+
+    def new_scan(self) -> TableScan:
+        """A scan of the current snapshot (immutable builder; see TableScan)."""
+        return TableScan(self)
+
+    def scan(self, **options: Any) -> TableScan:
+        """Shortcut: ``table.scan(filter=..., columns=[...], snapshot_id=...)``."""
+        scan = TableScan(self)
+        if options.get("filter") is not None:
+            scan = scan.filter(options.pop("filter"))
+        if options.get("columns") is not None:
+            scan = scan.select(*options.pop("columns"))
+        if options.get("snapshot_id") is not None:
+            scan = scan.use_snapshot(options.pop("snapshot_id"))
+        if options.get("ref") is not None:
+            scan = scan.use_ref(options.pop("ref"))
+        if options.get("as_of") is not None:
+            scan = scan.as_of_time(options.pop("as_of"))
+        unknown = [k for k, v in options.items() if v is not None]
+        if unknown:
+            raise TypeError(f"unknown scan options: {unknown}")
+        return scan
+
+    # ---- operations --------------------------------------------------------------------------
+
+    def new_transaction(self) -> Transaction:
+        """A transaction: operations created from it commit together (``commit_transaction()``)."""
+        return Transaction(self)
+
+    def _autocommit(self) -> Transaction:
+        return Transaction(self, autocommit=True)
+
+    def new_append(self) -> MergeAppend:
+        return MergeAppend(self._autocommit(), autocommit=True)
+
+    def new_fast_append(self) -> FastAppend:
+        return FastAppend(self._autocommit(), autocommit=True)
+
+    def update_properties(self) -> UpdateProperties:
+        return UpdateProperties(self._autocommit(), autocommit=True)
+
+    # ---- data conveniences ---------------------------------------------------------------------
+
+    def append(self, data: Any, *, snapshot_properties: dict[str, str] | None = None) -> Snapshot | None:
+        """Write ``data`` (pyarrow Table / RecordBatchReader / pandas or polars DataFrame) as
+        new data files, partitioned and sorted per the table, and commit one append snapshot.
+
+        Returns the new snapshot (None when ``data`` has no rows). On a failed commit the written files are deleted (unless the
+        outcome is unknown).
+        """
+        return append_data(self, data, snapshot_properties=snapshot_properties)
+
+    def __repr__(self) -> str:
+        snap = self._metadata.current_snapshot_id
+        return f"Table({self.name()!r}, format-version={self._metadata.format_version}, snapshot={snap})"

@@ -1,0 +1,208 @@
+"""Transactions: several operations committed as one new metadata version, or not at all.
+
+Every commit goes through a Transaction, explicit (``table.new_transaction()``) or implicit
+(an operation's own ``commit()``). On a retryable conflict (CommitFailedException) the
+transaction reloads the table, re-applies every staged operation to the fresh metadata (which
+re-runs each operation's validations) and tries again, under the table's ``commit.retry.*``
+properties. The outcome decides the cleanup:
+
+- success: files written by earlier failed attempts and not referenced now are deleted;
+- CommitFailedException after the last retry, or ValidationException: everything written for
+  this commit is deleted (it was definitely not committed);
+- CommitStateUnknownException (or any unexpected error during the swap): nothing is deleted,
+  because a committed snapshot may reference it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from icefloe.catalog import LoadedTable
+from icefloe.errors import (
+    CommitFailedException,
+    CommitStateUnknownException,
+    UnsupportedFeatureError,
+    ValidationError,
+    ValidationException,
+)
+from icefloe.io import FileIO
+from icefloe.spec.snapshots import Snapshot
+from icefloe.spec.table_metadata import TableMetadata
+from icefloe.spec.updates import AssertRefSnapshotId, TableRequirement, TableUpdate
+from icefloe.table.append import FastAppend, MergeAppend
+from icefloe.table.data import append_data
+from icefloe.table.operation import Changes, PendingUpdate
+from icefloe.table.properties import CommitRetryOptions
+from icefloe.table.update_properties import UpdateProperties
+
+if TYPE_CHECKING:
+    from icefloe.table.table import Table
+
+__all__ = ["Transaction"]
+
+log = logging.getLogger(__name__)
+
+
+class Transaction:
+    """Operations staged on one table, committed together by ``commit_transaction()``.
+
+    Operations are created from the transaction with the same builders as ``Table``
+    (``txn.new_append()``, ``txn.update_properties()``, ...); each sees the changes staged
+    before it. Their ``commit()`` stages them; nothing reaches the catalog until
+    ``commit_transaction()``.
+    """
+
+    def __init__(self, table: Table, *, autocommit: bool = False):
+        if table._backend is None:
+            raise UnsupportedFeatureError(
+                f"table {table.name()} was loaded from a metadata file without a catalog; it is read-only"
+            )
+        self._table = table
+        self._autocommit = autocommit
+        self._base = table.metadata
+        self._base_location = table.metadata_location
+        self._current = table.metadata
+        self._staged: list[PendingUpdate[Any]] = []
+        self._changes: list[Changes] = []
+        self._done = False
+
+    # ---- state seen by operations ------------------------------------------------------------
+
+    @property
+    def metadata(self) -> TableMetadata:
+        """The table metadata with every staged operation applied."""
+        return self._current
+
+    @property
+    def table(self) -> Table:
+        return self._table
+
+    def io(self) -> FileIO:
+        return self._table.io()
+
+    # ---- operations, as on Table ---------------------------------------------------------------
+
+    def new_append(self) -> MergeAppend:
+        return MergeAppend(self, autocommit=False)
+
+    def new_fast_append(self) -> FastAppend:
+        return FastAppend(self, autocommit=False)
+
+    def update_properties(self) -> UpdateProperties:
+        return UpdateProperties(self, autocommit=False)
+
+    def append(self, data: Any, *, snapshot_properties: dict[str, str] | None = None) -> Snapshot | None:
+        """Write ``data`` and stage an append of it (see ``Table.append``)."""
+        return append_data(self, data, snapshot_properties=snapshot_properties)
+
+    def _stage(self, operation: PendingUpdate[Any]) -> None:
+        if self._done:
+            raise ValidationError("this transaction was already committed")
+        changes = operation._produce(self._current)
+        self._current = changes.apply_to(self._current)
+        self._staged.append(operation)
+        self._changes.append(changes)
+
+    # ---- committing --------------------------------------------------------------------------
+
+    def commit_transaction(self) -> None:
+        """Commit every staged operation atomically, retrying on conflicts.
+
+        Raises:
+            ValidationException: an operation conflicts with a concurrent change (not retried).
+            CommitFailedException: the retries ran out; nothing was committed.
+            CommitStateUnknownException: the outcome is unknown; nothing was cleaned up.
+        """
+        if self._done:
+            raise ValidationError("this transaction was already committed")
+        self._done = True
+        if not self._staged:
+            return
+        table = self._table
+        retry = CommitRetryOptions.from_properties(self._current.properties)
+        started = time.monotonic()
+        attempt = 0
+        base, base_location = self._base, self._base_location
+        while True:
+            updates, requirements = _combine(self._changes)
+            try:
+                loaded = table._backend.commit_table(  # type: ignore[union-attr]
+                    table.identifier_tuple,
+                    LoadedTable(table.identifier_tuple, base_location, base) if base_location else None,
+                    requirements,
+                    updates,
+                )
+                break
+            except CommitFailedException as exc:
+                attempt += 1
+                elapsed_ms = (time.monotonic() - started) * 1000
+                if attempt > retry.num_retries or elapsed_ms > retry.total_timeout_ms:
+                    self._abort_all()
+                    raise
+                log.info(
+                    "commit to %s failed (%s); retry %d of %d", table.name(), exc, attempt, retry.num_retries
+                )
+                time.sleep(retry.wait_ms(attempt) / 1000)
+                base, base_location = self._reapply()
+            except CommitStateUnknownException:
+                raise
+            except ValidationException:
+                self._abort_all()
+                raise
+        table._set_state(loaded.metadata, loaded.metadata_location)
+        for operation, changes in zip(self._staged, self._changes):
+            operation._after_commit(changes)
+
+    def _reapply(self) -> tuple[TableMetadata, str | None]:
+        """Reload the table and re-apply every staged operation to its fresh metadata."""
+        loaded = self._table._backend.load_table(self._table.identifier_tuple)  # type: ignore[union-attr]
+        current = loaded.metadata
+        if current.table_uuid != self._base.table_uuid:
+            self._abort_all()
+            raise CommitFailedException(
+                f"table {self._table.name()} was dropped and re-created during the commit (uuid changed)"
+            )
+        changes: list[Changes] = []
+        try:
+            for operation in self._staged:
+                produced = operation._produce(current)
+                current = produced.apply_to(current)
+                changes.append(produced)
+        except ValidationException:
+            self._abort_all()
+            raise
+        self._changes = changes
+        self._current = current
+        return loaded.metadata, loaded.metadata_location
+
+    def _abort_all(self) -> None:
+        for operation in self._staged:
+            try:
+                operation._abort()
+            except Exception:  # cleanup must never hide the commit's own error
+                log.warning("could not clean up after failed commit of %s", operation, exc_info=True)
+
+
+def _combine(changes: list[Changes]) -> tuple[list[TableUpdate], list[TableRequirement]]:
+    """All updates in order, and the requirements as seen from the transaction's base.
+
+    A later operation's requirement on a ref that an earlier operation of this transaction
+    already moved would assert the intermediate state, which the catalog never saw: only the
+    first requirement per kind (and per ref) is kept.
+    """
+    updates: list[TableUpdate] = []
+    requirements: list[TableRequirement] = []
+    seen: set[tuple[Any, ...]] = set()
+    for change in changes:
+        updates.extend(change.updates)
+        for requirement in change.requirements:
+            key = (
+                type(requirement),
+                requirement.ref if isinstance(requirement, AssertRefSnapshotId) else None,
+            )
+            if key not in seen:
+                seen.add(key)
+                requirements.append(requirement)
+    return updates, requirements

@@ -1,0 +1,88 @@
+"""UpdateProperties: set and remove table properties (Java's ``UpdateProperties``).
+
+``format-version`` is not a stored property: setting it upgrades the table's format version
+(never downgrades). Other reserved names (``uuid``, ``snapshot-count``, ...) are refused.
+Conflicts resolve by re-applying the same sets and removals to the fresh metadata.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from icefloe.errors import ValidationError
+from icefloe.spec.table_metadata import RESERVED_PROPERTIES, SUPPORTED_FORMAT_VERSIONS, TableMetadata
+from icefloe.spec.updates import RemoveProperties, SetProperties, TableUpdate, UpgradeFormatVersion
+from icefloe.table.operation import Changes, PendingUpdate
+
+if TYPE_CHECKING:
+    from icefloe.table.transaction import Transaction
+
+__all__ = ["UpdateProperties"]
+
+FORMAT_VERSION = "format-version"
+
+
+class UpdateProperties(PendingUpdate[dict[str, str]]):
+    """``table.update_properties().set("k", "v").remove("x").commit()``."""
+
+    def __init__(self, transaction: Transaction, *, autocommit: bool):
+        super().__init__(transaction, autocommit=autocommit)
+        self._updates: dict[str, str] = {}
+        self._removals: set[str] = set()
+        self._format_version: int | None = None
+
+    def set(self, key: str, value: str) -> UpdateProperties:
+        if not isinstance(key, str) or not key:
+            raise ValidationError(f"property name must be a non-empty string, not {key!r}")
+        if not isinstance(value, str):
+            raise ValidationError(f"property '{key}': value must be a string, not {value!r}")
+        if key in self._removals:
+            raise ValidationError(f"cannot set and remove property '{key}' in one update")
+        if key == FORMAT_VERSION:
+            self._format_version = _parse_version(value)
+            return self
+        if key in RESERVED_PROPERTIES:
+            raise ValidationError(f"property '{key}' is reserved and cannot be set")
+        self._updates[key] = value
+        return self
+
+    def remove(self, key: str) -> UpdateProperties:
+        if key in self._updates:
+            raise ValidationError(f"cannot set and remove property '{key}' in one update")
+        if key in RESERVED_PROPERTIES:
+            raise ValidationError(f"property '{key}' is reserved and cannot be removed")
+        self._removals.add(key)
+        return self
+
+    def default_format(self, file_format: str) -> UpdateProperties:
+        """Set ``write.format.default``."""
+        return self.set("write.format.default", file_format.lower())
+
+    def _produce(self, base: TableMetadata) -> Changes:
+        updates: list[TableUpdate] = []
+        if self._format_version is not None and self._format_version != base.format_version:
+            if self._format_version < base.format_version:
+                raise ValidationError(
+                    f"cannot downgrade format-version from {base.format_version} to {self._format_version}"
+                )
+            updates.append(UpgradeFormatVersion(self._format_version))
+        if self._updates:
+            updates.append(SetProperties(dict(self._updates)))
+        if self._removals:
+            updates.append(RemoveProperties(tuple(sorted(self._removals))))
+        return Changes(updates)
+
+    def _result(self, base: TableMetadata, changes: Changes) -> dict[str, str]:
+        return dict(changes.apply_to(base).properties)
+
+
+def _parse_version(value: str) -> int:
+    try:
+        version = int(value)
+    except ValueError:
+        raise ValidationError(f"format-version must be an integer, not {value!r}") from None
+    if version not in SUPPORTED_FORMAT_VERSIONS:
+        raise ValidationError(
+            f"unsupported format-version {version}; icefloe supports {list(SUPPORTED_FORMAT_VERSIONS)}"
+        )
+    return version
