@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from icefloe.errors import ValidationError
+from icefloe.expressions._ranges import RangeMightMatch
 from icefloe.expressions.binder import bind
-from icefloe.expressions.metrics import IN_PREDICATE_LIMIT
 from icefloe.expressions.model import BoundReference, Expression
 from icefloe.expressions.projection import inclusive_projection
 from icefloe.expressions.rewrite import rewrite_not
@@ -42,7 +42,7 @@ def _bound(ref: BoundReference, raw: bytes | None) -> Any:
     return _UNKNOWN if value != value else value
 
 
-class _MightMatch(BoundPredicateVisitor[Check]):
+class _MightMatch(RangeMightMatch[Check], BoundPredicateVisitor[Check]):
     def always_true(self) -> Check:
         return lambda summaries: True
 
@@ -93,48 +93,6 @@ class _MightMatch(BoundPredicateVisitor[Check]):
             return test(None if lower is _UNKNOWN else lower, None if upper is _UNKNOWN else upper)
 
         return self._summary(ref, check)
-
-    def lt(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: lo is None or lo < value)
-
-    def lt_eq(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: lo is None or lo <= value)
-
-    def gt(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: hi is None or hi > value)
-
-    def gt_eq(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: hi is None or hi >= value)
-
-    def eq(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(
-            ref, lambda lo, hi: (lo is None or lo <= value) and (hi is None or value <= hi)
-        )
-
-    def not_eq(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: not (lo is not None and lo == hi == value))
-
-    def in_(self, ref: BoundReference, values: frozenset[Any]) -> Check:
-        if len(values) > IN_PREDICATE_LIMIT:
-            return self._with_bounds(ref, lambda lo, hi: True)
-        return self._with_bounds(
-            ref, lambda lo, hi: any((lo is None or lo <= v) and (hi is None or v <= hi) for v in values)
-        )
-
-    def not_in(self, ref: BoundReference, values: frozenset[Any]) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: not (lo is not None and lo == hi and lo in values))
-
-    def starts_with(self, ref: BoundReference, prefix: str) -> Check:
-        n = len(prefix)
-        return self._with_bounds(
-            ref, lambda lo, hi: (lo is None or lo[:n] <= prefix) and (hi is None or hi[:n] >= prefix)
-        )
-
-    def not_starts_with(self, ref: BoundReference, prefix: str) -> Check:
-        return self._with_bounds(
-            ref,
-            lambda lo, hi: lo is None or hi is None or not (lo.startswith(prefix) and hi.startswith(prefix)),
-        )
 
 
 class ManifestEvaluator:

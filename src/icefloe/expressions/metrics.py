@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from icefloe.errors import ValidationError
+from icefloe.expressions._ranges import RangeMightMatch
 from icefloe.expressions.binder import bind
 from icefloe.expressions.model import BoundReference, Expression
 from icefloe.expressions.rewrite import rewrite_not
@@ -23,9 +24,6 @@ from icefloe.spec.manifest import ContentFile
 from icefloe.spec.schema import Schema
 
 __all__ = ["InclusiveMetricsEvaluator", "StrictMetricsEvaluator"]
-
-#: IN lists longer than this are not checked against bounds (as Java).
-IN_PREDICATE_LIMIT = 200
 
 
 class _Stats:
@@ -100,7 +98,7 @@ class _Combining(BoundPredicateVisitor[Check]):
         return lambda stats: left(stats) or right(stats)
 
 
-class _MightMatch(_Combining):
+class _MightMatch(RangeMightMatch[Check], _Combining):
     def always_true(self) -> Check:
         return lambda stats: True
 
@@ -122,51 +120,6 @@ class _MightMatch(_Combining):
     def _with_bounds(self, ref: BoundReference, test: Callable[[Any, Any], bool]) -> Check:
         """``test(lower, upper)`` (either may be None) decides when some value is comparable."""
         return lambda stats: not stats.none_comparable(ref) and test(stats.lower(ref), stats.upper(ref))
-
-    def lt(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: lo is None or lo < value)
-
-    def lt_eq(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: lo is None or lo <= value)
-
-    def gt(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: hi is None or hi > value)
-
-    def gt_eq(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: hi is None or hi >= value)
-
-    def eq(self, ref: BoundReference, value: Any) -> Check:
-        return self._with_bounds(
-            ref, lambda lo, hi: (lo is None or lo <= value) and (hi is None or value <= hi)
-        )
-
-    def not_eq(self, ref: BoundReference, value: Any) -> Check:
-        # Bounds equal to the value mean every comparable value is the value.
-        return self._with_bounds(ref, lambda lo, hi: not (lo is not None and lo == hi == value))
-
-    def in_(self, ref: BoundReference, values: frozenset[Any]) -> Check:
-        if len(values) > IN_PREDICATE_LIMIT:
-            return self._with_bounds(ref, lambda lo, hi: True)
-        return self._with_bounds(
-            ref,
-            lambda lo, hi: any((lo is None or lo <= v) and (hi is None or v <= hi) for v in values),
-        )
-
-    def not_in(self, ref: BoundReference, values: frozenset[Any]) -> Check:
-        return self._with_bounds(ref, lambda lo, hi: not (lo is not None and lo == hi and lo in values))
-
-    def starts_with(self, ref: BoundReference, prefix: str) -> Check:
-        n = len(prefix)
-        return self._with_bounds(
-            ref, lambda lo, hi: (lo is None or lo[:n] <= prefix) and (hi is None or hi[:n] >= prefix)
-        )
-
-    def not_starts_with(self, ref: BoundReference, prefix: str) -> Check:
-        # Values between two bounds that both start with the prefix start with it too.
-        return self._with_bounds(
-            ref,
-            lambda lo, hi: lo is None or hi is None or not (lo.startswith(prefix) and hi.startswith(prefix)),
-        )
 
 
 class _MustMatch(_Combining):
