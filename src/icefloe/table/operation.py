@@ -9,6 +9,7 @@ auto-committing one, or the explicit transaction it was created from.
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from icefloe.table.transaction import Transaction
 
 __all__ = ["Changes", "PendingUpdate"]
+
+log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
@@ -77,7 +80,16 @@ class PendingUpdate(ABC, Generic[R]):
         if self._committed:
             raise ValidationError("this operation was already committed; create a new one")
         self._committed = True
-        self._transaction._stage(self)
+        try:
+            self._transaction._stage(self)
+        except Exception:
+            # Staging never reaches the catalog: files this operation wrote so far (manifests,
+            # data files it owns) are referenced by nothing and would be orphans.
+            try:
+                self._abort()
+            except Exception:  # cleanup must never hide the staging error
+                log.warning("could not clean up after failing to stage %s", self, exc_info=True)
+            raise
         if self._autocommit:
             self._transaction.commit_transaction()
 

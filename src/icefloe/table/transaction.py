@@ -156,21 +156,25 @@ class Transaction:
             operation._after_commit(changes)
 
     def _reapply(self) -> tuple[TableMetadata, str | None]:
-        """Reload the table and re-apply every staged operation to its fresh metadata."""
-        loaded = self._table._backend.load_table(self._table.identifier_tuple)  # type: ignore[union-attr]
-        current = loaded.metadata
-        if current.table_uuid != self._base.table_uuid:
-            self._abort_all()
-            raise CommitFailedException(
-                f"table {self._table.name()} was dropped and re-created during the commit (uuid changed)"
-            )
-        changes: list[Changes] = []
+        """Reload the table and re-apply every staged operation to its fresh metadata.
+
+        The previous attempt definitely failed, so if reloading or re-applying fails for any
+        reason (a conflict, a damaged file, an I/O error) everything this commit wrote is
+        deleted before the error propagates.
+        """
         try:
+            loaded = self._table._backend.load_table(self._table.identifier_tuple)  # type: ignore[union-attr]
+            current = loaded.metadata
+            if current.table_uuid != self._base.table_uuid:
+                raise CommitFailedException(
+                    f"table {self._table.name()} was dropped and re-created during the commit (uuid changed)"
+                )
+            changes: list[Changes] = []
             for operation in self._staged:
                 produced = operation._produce(current)
                 current = produced.apply_to(current)
                 changes.append(produced)
-        except ValidationException:
+        except BaseException:
             self._abort_all()
             raise
         self._changes = changes
