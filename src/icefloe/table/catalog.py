@@ -159,6 +159,16 @@ class Catalog:
         loaded = self.backend.register_table(ident, metadata_location)
         return self._table(ident, loaded.metadata, loaded.metadata_location)
 
+    def close(self) -> None:
+        """Release the backend's resources (e.g. the SQL catalog's connection pool)."""
+        self.backend.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         return f"Catalog({self.name!r}, type={self.backend.catalog_type!r})"
 
