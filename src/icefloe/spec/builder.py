@@ -562,7 +562,11 @@ def updates_for_new_table(
     props = dict(properties or {})
     version_text = props.pop("format-version", None)
     if format_version is None:
-        format_version = int(version_text) if version_text is not None else DEFAULT_FORMAT_VERSION
+        try:
+            format_version = int(version_text) if version_text is not None else DEFAULT_FORMAT_VERSION
+        except ValueError:
+            # A typed error naming the property, not int()'s bare ValueError.
+            raise ValidationError(f"format-version must be an integer, not {version_text!r}") from None
     counter = itertools.count(1)
     fresh_schema = assign_fresh_ids(schema, lambda: next(counter))
     for field in fresh_schema.fields:

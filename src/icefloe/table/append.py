@@ -42,6 +42,7 @@ class AppendFiles(SnapshotProducer):
 
     def append_file(self, file: DataFile) -> AppendFiles:
         """Add a data file. Adding the same path twice in one operation adds it once (as Java)."""
+        self._check_mutable()
         if not isinstance(file, ContentFile) or file.content != FileContent.DATA:
             raise ValidationError(f"append_file takes a DataFile, not {file!r}")
         if file.spec_id not in self._base.specs_by_id():
@@ -56,6 +57,7 @@ class AppendFiles(SnapshotProducer):
 
     def append_manifest(self, manifest: ManifestFile) -> AppendFiles:
         """Add every live file of an existing manifest (it is copied with this snapshot's id)."""
+        self._check_mutable()
         if manifest.content != ManifestContent.DATA:
             raise ValidationError(f"cannot append delete manifest {manifest.manifest_path} to an append")
         if manifest.has_existing_files() and manifest.existing_files_count:

@@ -51,9 +51,10 @@ def load_catalog(name: str | None = None, **properties: Any) -> Catalog:
             )
         config.setdefault("type", "sql")
     if config["type"] == "sql" and "uri" not in config:
-        warehouse = Path(config.get("warehouse", "warehouse")).absolute()
-        config["warehouse"] = str(warehouse)
-        config["uri"] = f"sqlite:///{warehouse / 'catalog.db'}"
+        # The embedded default: ./warehouse. The SQL backend itself puts catalog.db in a local
+        # warehouse, and refuses a remote one without a uri (building a local path from
+        # "s3://..." here would silently put the whole catalog on local disk).
+        config.setdefault("warehouse", "warehouse")
     if (
         "warehouse" in config
         and "://" not in config["warehouse"]

@@ -68,6 +68,10 @@ def write_files(target: _AppendTarget, data: Any) -> list[DataFile]:
     """Write ``data`` as data files of the table (not committed)."""
     metadata = target.metadata
     schema = metadata.schema()
+    if isinstance(data, list) and not data:
+        # An empty list has no columns to infer, so it would fail the schema check; it is
+        # empty data, which writes (and commits) nothing, like any other empty input.
+        return []
     arrow = to_arrow_input(data)
     batches: Iterable[pa.RecordBatch] | pa.Table
     if isinstance(arrow, pa.RecordBatchReader):

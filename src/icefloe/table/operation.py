@@ -56,6 +56,14 @@ class PendingUpdate(ABC, Generic[R]):
         """The metadata this operation applies to now (the transaction's latest state)."""
         return self._transaction.metadata
 
+    def _check_mutable(self) -> None:
+        """Builder methods call this first: once committed (staged in a transaction), the
+        operation is what the transaction will commit, and re-applies on a retry. Changing it
+        then would change that commit behind the caller's back, and an append would delete
+        the manifests the staged changes reference (a table pointing at missing files)."""
+        if self._committed:
+            raise ValidationError("this operation was already committed; create a new one to change more")
+
     @abstractmethod
     def _produce(self, base: TableMetadata) -> Changes:
         """Validate against ``base`` and compute this operation's changes. Called again on retry."""

@@ -70,6 +70,7 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
 
     def to_branch(self, branch: str) -> SnapshotProducer:
         """Commit to ``branch`` instead of main (the branch is created if missing)."""
+        self._check_mutable()
         if not branch:
             raise ValidationError("branch name must not be empty")
         ref = self._base.refs.get(branch)
@@ -80,11 +81,13 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
 
     def stage_only(self) -> SnapshotProducer:
         """Add the snapshot without moving any branch (write-audit-publish)."""
+        self._check_mutable()
         self._stage_only = True
         return self
 
     def set(self, key: str, value: str) -> SnapshotProducer:
         """Add a custom property to the snapshot summary."""
+        self._check_mutable()
         self._extra_summary[key] = value
         return self
 

@@ -7,8 +7,9 @@ re-runs each operation's validations) and tries again, under the table's ``commi
 properties. The outcome decides the cleanup:
 
 - success: files written by earlier failed attempts and not referenced now are deleted;
-- CommitFailedException after the last retry, or ValidationException: everything written for
-  this commit is deleted (it was definitely not committed);
+- CommitFailedException after the last retry, ValidationException, or any other error before
+  the swap (a table dropped meanwhile, a damaged file read while re-applying): everything
+  written for this commit is deleted (it was definitely not committed);
 - CommitStateUnknownException (or any unexpected error during the swap): nothing is deleted,
   because a committed snapshot may reference it.
 """
@@ -25,7 +26,6 @@ from icefloe.errors import (
     CommitStateUnknownException,
     UnsupportedFeatureError,
     ValidationError,
-    ValidationException,
 )
 from icefloe.io import FileIO
 from icefloe.spec.snapshots import Snapshot
@@ -100,6 +100,13 @@ class Transaction:
     def _stage(self, operation: PendingUpdate[Any]) -> None:
         if self._done:
             raise ValidationError("this transaction was already committed")
+        if self._autocommit and not self._staged:
+            # An operation's own transaction applies it to the table as it is when the
+            # operation commits, not as it was when the operation was created: the table may
+            # have committed since (as Java's operations read TableOperations.current() at
+            # commit). Otherwise the table's own commit would look like a conflict.
+            self._base = self._current = self._table.metadata
+            self._base_location = self._table.metadata_location
         changes = operation._produce(self._current)
         self._current = changes.apply_to(self._current)
         self._staged.append(operation)
@@ -121,7 +128,13 @@ class Transaction:
         if not self._staged:
             return
         table = self._table
-        retry = CommitRetryOptions.from_properties(self._current.properties)
+        try:
+            retry = CommitRetryOptions.from_properties(self._current.properties)
+        except ValidationError:
+            # A malformed commit.retry.* property: nothing reached the catalog, so the files
+            # the staged operations wrote would be orphans.
+            self._abort_all()
+            raise
         started = time.monotonic()
         attempt = 0
         base, base_location = self._base, self._base_location
@@ -148,7 +161,11 @@ class Transaction:
                 base, base_location = self._reapply()
             except CommitStateUnknownException:
                 raise
-            except ValidationException:
+            except Exception:
+                # ValidationException, NoSuchTableError (dropped meanwhile), ValidationError, a
+                # failed read: the catalog turns every uncertain swap outcome into
+                # CommitStateUnknownException, so anything else means nothing was committed and
+                # the files written for this commit would be orphans.
                 self._abort_all()
                 raise
         table._set_state(loaded.metadata, loaded.metadata_location)

@@ -32,6 +32,7 @@ class UpdateProperties(PendingUpdate[dict[str, str]]):
         self._format_version: int | None = None
 
     def set(self, key: str, value: str) -> UpdateProperties:
+        self._check_mutable()
         if not isinstance(key, str) or not key:
             raise ValidationError(f"property name must be a non-empty string, not {key!r}")
         if not isinstance(value, str):
@@ -47,6 +48,7 @@ class UpdateProperties(PendingUpdate[dict[str, str]]):
         return self
 
     def remove(self, key: str) -> UpdateProperties:
+        self._check_mutable()
         if key in self._updates:
             raise ValidationError(f"cannot set and remove property '{key}' in one update")
         if key in RESERVED_PROPERTIES:
