@@ -132,3 +132,17 @@ def test_record_batches_and_nested_fields() -> None:
     assert filter_table(batch, bind(schema, "loc.city != 'Oslo'")).to_pylist() == [
         {"loc": {"lat": None, "city": "Rome"}}
     ]
+
+
+def test_uuid_columns_filter_whether_or_not_the_arrow_type_is_known() -> None:
+    # The reader produces pa.uuid() columns; Arrow cannot compare that extension type with a
+    # 16-byte value, so the filter must compare on the storage either way.
+    schema = Schema(NestedField(1, "u", UUIDType()))
+    wanted, other = uuid.UUID(int=1 << 127), uuid.UUID(int=5)
+    storage = pa.array([wanted.bytes, other.bytes, None], pa.binary(16))
+    table = pa.table({"u": pa.ExtensionArray.from_storage(pa.uuid(), storage)})
+    bound = bind(schema, parse(f"u = UUID '{wanted}'"))
+    for arrow_schema in (None, table.schema):
+        expr = to_arrow_expression(bound, schema, arrow_schema=arrow_schema)
+        assert table.filter(expr).column("u").to_pylist() == [wanted]
+    assert filter_table(table, parse(f"u != UUID '{wanted}'"), schema).column("u").to_pylist() == [other]

@@ -106,6 +106,12 @@ class _Column:
         elif actual is not None and pa.types.is_dictionary(actual):
             self.expr = self.expr.cast(actual.value_type)
             actual = actual.value_type
+        elif actual is None and isinstance(ref.type, UUIDType):
+            # Data of unknown Arrow type: a uuid column is pa.uuid() (as icefloe's reader makes
+            # it) or its 16-byte storage; Arrow compares neither extension with storage, so
+            # compare on the storage (a no-op cast for storage data).
+            self.expr = self.expr.cast(canonical)
+            actual = canonical
         self.canonical = canonical
         self.actual = actual
 

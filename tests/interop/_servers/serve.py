@@ -26,6 +26,7 @@ Everything the engine (or exec'd code) prints goes to stderr: the protocol owns 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import sys
@@ -69,7 +70,8 @@ def _error(exc: BaseException) -> dict[str, str]:
 
 
 def _read_result(columns: list[str], rows: list[Any], meta_path: str, snapshot_ids: list[int]) -> dict:
-    with open(meta_path, encoding="utf-8") as f:
+    opener = gzip.open if meta_path.endswith(".gz.metadata.json") else open
+    with opener(meta_path, "rt", encoding="utf-8") as f:
         meta = json.load(f)
     current = meta.get("current-snapshot-id")
     if current == -1:  # v1 tables written by old Java versions use -1 for "no snapshot"
