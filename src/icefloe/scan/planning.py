@@ -34,7 +34,15 @@ from icefloe.io import FileIO
 from icefloe.manifests import read_manifest
 from icefloe.scan.delete_index import DeleteFileIndex
 from icefloe.scan.tasks import FileScanTask
-from icefloe.spec.manifest import DataFile, DeleteFile, FileContent, FileFormat, ManifestContent, ManifestFile
+from icefloe.spec.manifest import (
+    DataFile,
+    DeleteFile,
+    FileContent,
+    FileFormat,
+    ManifestContent,
+    ManifestEntry,
+    ManifestFile,
+)
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
@@ -82,6 +90,8 @@ def plan_files(
     *,
     schema: Schema | None = None,
     case_sensitive: bool = True,
+    manifest_filter: Callable[[ManifestFile], bool] | None = None,
+    entry_filter: Callable[[ManifestEntry], bool] | None = None,
 ) -> list[FileScanTask]:
     """Plan a scan of ``snapshot``: one task per data file that may hold matching rows.
 
@@ -92,6 +102,10 @@ def plan_files(
         row_filter: the filter (unbound or bound), default all rows.
         schema: the schema the filter binds to (default: the table's current schema).
         case_sensitive: how the filter's column names match.
+        manifest_filter: keep only data manifests it accepts (e.g. an incremental scan keeps
+            the manifests its snapshots added); delete manifests are not filtered.
+        entry_filter: keep only live data-file entries it accepts (e.g. ADDED by a snapshot
+            of an incremental range).
 
     Raises:
         InvalidFilterError: naming the column or literal the filter gets wrong.
@@ -122,7 +136,9 @@ def plan_files(
     data_manifests = [
         m
         for m in manifests
-        if m.content == ManifestContent.DATA and filters_for(m.partition_spec_id).manifest_might_match(m)
+        if m.content == ManifestContent.DATA
+        and (manifest_filter is None or manifest_filter(m))
+        and filters_for(m.partition_spec_id).manifest_might_match(m)
     ]
     delete_index = _delete_index(io, specs, [m for m in manifests if m.content == ManifestContent.DELETES])
 
@@ -130,7 +146,7 @@ def plan_files(
     for manifest in data_manifests:
         spec_filters = filters_for(manifest.partition_spec_id)
         spec = specs[manifest.partition_spec_id]
-        for file, sequence_number in _live_files(io, manifest):
+        for file, sequence_number in _live_files(io, manifest, entry_filter):
             if not spec_filters.partition_might_match(file.partition):
                 continue
             if metrics is not None and not metrics.eval(file):
@@ -149,9 +165,11 @@ def plan_files(
     return tasks
 
 
-def _live_files(io: FileIO, manifest: ManifestFile) -> Iterator[tuple[DataFile | DeleteFile, int]]:
+def _live_files(
+    io: FileIO, manifest: ManifestFile, entry_filter: Callable[[ManifestEntry], bool] | None = None
+) -> Iterator[tuple[DataFile | DeleteFile, int]]:
     for entry in read_manifest(io, manifest):
-        if entry.is_live:
+        if entry.is_live and (entry_filter is None or entry_filter(entry)):
             yield entry.data_file, entry.sequence_number or 0  # type: ignore[misc]
 
 
