@@ -636,3 +636,46 @@ def test_s3_failure_leaves_no_objects(s3_properties: dict[str, str]) -> None:
     with pytest.raises(RuntimeError, match="boom"):
         write(location, batches(), io=io, target_file_size_bytes=50_000)
     assert list(io.list_prefix(f"s3://{bucket}/db/")) == []
+
+
+def test_float_partitions_keep_signed_zeros_apart_and_nans_together(tmp_path: Path) -> None:
+    # Python's == merges 0.0 with -0.0 and keeps NaNs apart; Iceberg compares bit patterns.
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "x", DoubleType()))
+    spec = build_spec(schema, ["x"])
+    batches = [
+        to_requested_schema(pa.table({"id": [i], "x": [value]}), schema)
+        for i, value in enumerate([-0.0, 0.0, float("nan"), float("nan"), float("nan")])
+    ]
+    files = write_data_files(
+        LocalFileIO(),
+        table_location=str(tmp_path),
+        properties={},
+        schema=schema,
+        spec=spec,
+        data=(b for t in batches for b in t.to_batches()),
+    )
+    zeros = sorted((f.partition[0], read(f).column("x").to_pylist()) for f in files if f.partition[0] == 0.0)
+    assert [(str(p), [str(v) for v in rows]) for p, rows in zeros] in (
+        [("-0.0", ["-0.0"]), ("0.0", ["0.0"])],
+        [("0.0", ["0.0"]), ("-0.0", ["-0.0"])],
+    )
+    nan_files = [f for f in files if f.partition[0] != f.partition[0]]
+    assert len(nan_files) == 1 and nan_files[0].record_count == 3
+
+
+def test_chunks_without_min_max_make_the_file_bounds_unknown(tmp_path: Path) -> None:
+    # parquet-cpp drops min/max of a row group holding a value longer than 4 KiB; bounds built
+    # from the other row groups alone would exclude that value and prune it from scans.
+    schema = Schema(NestedField(1, "s", StringType()))
+    data = to_requested_schema(pa.table({"s": ["z" * 5000, "a"]}), schema)
+    (file,) = write_data_files(
+        LocalFileIO(),
+        table_location=str(tmp_path),
+        properties={"write.parquet.row-group-limit": "1"},
+        schema=schema,
+        spec=PartitionSpec(),
+        data=data,
+    )
+    assert pq.ParquetFile(file.file_path).metadata.num_row_groups == 2
+    assert 1 not in (file.lower_bounds or {}) and 1 not in (file.upper_bounds or {})
+    assert file.value_counts == {1: 2} and file.null_value_counts == {1: 0}

@@ -57,6 +57,7 @@ from icefloe.serde.metadata_json import (
     parse_metadata_version,
 )
 from icefloe.spec.builder import MetadataBuilder
+from icefloe.spec.properties import DELETE_AFTER_COMMIT, METADATA_COMPRESSION, lenient_bool, lenient_int
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.updates import AssertCreate, TableRequirement, TableUpdate
 
@@ -72,8 +73,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 WAREHOUSE = "warehouse"
-METADATA_COMPRESSION = "write.metadata.compression-codec"
-DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
 # Java's TableProperties for resolving an unknown commit outcome.
 STATUS_CHECK_RETRIES = "commit.status-check.num-retries"
 STATUS_CHECK_MIN_WAIT_MS = "commit.status-check.min-wait-ms"
@@ -128,21 +127,6 @@ def _with_local_checksums(locations: Iterable[str]) -> list[str]:
         if split_scheme(location)[0] in (None, "file"):
             result.append(checksum_location(location))
     return result
-
-
-def _as_bool(properties: Mapping[str, str], name: str, default: bool) -> bool:
-    # Java's Boolean.parseBoolean: only "true" (any case) is true. Never raises: this is read
-    # after a commit, when nothing may fail any more.
-    value = properties.get(name)
-    return default if value is None else value.strip().lower() == "true"
-
-
-def _as_int(properties: Mapping[str, str], name: str, default: int) -> int:
-    value = properties.get(name)
-    try:
-        return int(value) if value is not None else default
-    except ValueError:
-        return default
 
 
 class CatalogBackend(ABC):
@@ -543,9 +527,9 @@ class CatalogBackend(ABC):
         ``old_location``, so if the current metadata lists the old file but not ours, ours was
         never part of the chain.
         """
-        attempts = max(1, _as_int(properties, STATUS_CHECK_RETRIES, 3) + 1)
-        wait_ms = max(0, _as_int(properties, STATUS_CHECK_MIN_WAIT_MS, 1000))
-        max_wait_ms = max(wait_ms, _as_int(properties, STATUS_CHECK_MAX_WAIT_MS, 60_000))
+        attempts = max(1, lenient_int(properties, STATUS_CHECK_RETRIES, 3) + 1)
+        wait_ms = max(0, lenient_int(properties, STATUS_CHECK_MIN_WAIT_MS, 1000))
+        max_wait_ms = max(wait_ms, lenient_int(properties, STATUS_CHECK_MAX_WAIT_MS, 60_000))
         for attempt in range(attempts):
             if attempt:
                 time.sleep(min(max_wait_ms, wait_ms * 2 ** (attempt - 1)) / 1000)
@@ -572,7 +556,7 @@ class CatalogBackend(ABC):
         self, ident: tuple[str, ...], old: TableMetadata, new: TableMetadata, new_location: str
     ) -> None:
         """Delete metadata files that left the metadata log, if the table asks for it."""
-        if not _as_bool(new.properties, DELETE_AFTER_COMMIT, False):
+        if not lenient_bool(new.properties, DELETE_AFTER_COMMIT, False):
             return
         kept = {e.metadata_file for e in new.metadata_log} | {new_location}
         dropped = [e.metadata_file for e in old.metadata_log if e.metadata_file not in kept]
@@ -583,11 +567,7 @@ class CatalogBackend(ABC):
 
     def _delete_quietly(self, locations: Iterable[str]) -> None:
         """Best-effort deletion: failures are logged, never raised."""
-        for location in locations:
-            try:
-                self.io.delete(location)
-            except Exception:
-                log.warning("could not delete %s", location, exc_info=True)
+        self.io.delete_quietly(locations)
 
     def _purge(self, loaded: LoadedTable) -> None:
         """Delete every file reachable from a dropped table's metadata (best effort)."""

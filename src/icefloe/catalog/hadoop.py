@@ -51,6 +51,7 @@ from icefloe.errors import (
 )
 from icefloe.io import FileIO, local_path, split_scheme, strip_trailing_slash
 from icefloe.serde.metadata_json import dumps_metadata, metadata_file_name, parse_metadata_version
+from icefloe.spec.properties import WRITE_METADATA_PATH
 from icefloe.spec.table_metadata import TableMetadata
 
 __all__ = ["VERSION_HINT", "HadoopCatalog"]
@@ -58,7 +59,6 @@ __all__ = ["VERSION_HINT", "HadoopCatalog"]
 log = logging.getLogger(__name__)
 
 VERSION_HINT = "version-hint.text"
-WRITE_METADATA_PATH = "write.metadata.path"
 _METADATA_SUFFIX = ".metadata.json"
 
 

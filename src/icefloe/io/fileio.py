@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -38,6 +39,8 @@ __all__ = [
     "OutputFile",
     "split_scheme",
 ]
+
+log = logging.getLogger(__name__)
 
 # A URI scheme per RFC 3986. One letter is excluded so that Windows drive paths (C:\x) are
 # never mistaken for a scheme.
@@ -231,6 +234,24 @@ class FileIO(ABC):
             except FileIOError as exc:
                 failures.append((location, exc))
         _raise_delete_failures(failures)
+
+    def delete_quietly(self, locations: Iterable[str]) -> list[str]:
+        """Best-effort deletion for cleanups: every failure is logged, none is raised.
+
+        Cleanup after an error (or after a successful commit) must never replace the error
+        being reported, nor turn a success into a failure.
+
+        Returns:
+            The locations that could not be deleted.
+        """
+        failed = []
+        for location in locations:
+            try:
+                self.delete(location)
+            except Exception:
+                log.warning("could not delete %s", location, exc_info=True)
+                failed.append(location)
+        return failed
 
     def close(self) -> None:  # noqa: B027 - most FileIOs hold no clients; not abstract on purpose
         """Drop cached clients. The FileIO stays usable: clients are re-created on demand."""

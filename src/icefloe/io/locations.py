@@ -26,6 +26,7 @@ from typing import Any
 
 from icefloe._util.murmur3 import hash32
 from icefloe.errors import ValidationError
+from icefloe.spec.properties import WRITE_METADATA_PATH, lenient_bool
 
 __all__ = [
     "DefaultLocationProvider",
@@ -38,7 +39,6 @@ __all__ = [
 ]
 
 WRITE_DATA_PATH = "write.data.path"
-WRITE_METADATA_PATH = "write.metadata.path"
 OBJECT_STORE_ENABLED = "write.object-storage.enabled"
 OBJECT_STORE_PARTITIONED_PATHS = "write.object-storage.partitioned-paths"
 OBJECT_STORE_PATH = "write.object-storage.path"  # deprecated
@@ -64,12 +64,6 @@ def strip_trailing_slash(path: str) -> str:
     while result.endswith("/") and not result.endswith("://"):
         result = result[:-1]
     return result
-
-
-def _as_bool(properties: Mapping[str, str], name: str, default: bool) -> bool:
-    # Java's Boolean.parseBoolean: "true" in any case is true, anything else false.
-    value = properties.get(name)
-    return default if value is None else value.lower() == "true"
 
 
 class LocationProvider(ABC):
@@ -143,7 +137,7 @@ class ObjectStoreLocationProvider(LocationProvider):
         return cls(
             storage_location=storage,
             context=context,
-            include_partition_paths=_as_bool(properties, OBJECT_STORE_PARTITIONED_PATHS, True),
+            include_partition_paths=lenient_bool(properties, OBJECT_STORE_PARTITIONED_PATHS, True),
         )
 
     def new_data_location(self, filename: str, partition_path: str | None = None) -> str:
@@ -210,7 +204,7 @@ def load_location_provider(table_location: str, properties: Mapping[str, str]) -
     impl = properties.get(PY_LOCATION_PROVIDER_IMPL)
     if impl:
         return _custom_provider(impl, location, properties)
-    if _as_bool(properties, OBJECT_STORE_ENABLED, False):
+    if lenient_bool(properties, OBJECT_STORE_ENABLED, False):
         return ObjectStoreLocationProvider.for_table(location, properties)
     return DefaultLocationProvider.for_table(location, properties)
 

@@ -15,31 +15,19 @@ spec requires.
 from __future__ import annotations
 
 import bisect
-import math
-import struct
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from icefloe.spec.manifest import DataFile, DeleteFile, FileContent, FileFormat
+from icefloe.spec.partition_values import partition_key
 from icefloe.spec.partitioning import PartitionSpec
 
 __all__ = ["DeleteFileIndex"]
 
 #: Field id of ``file_path`` in position delete files (spec: reserved field ids).
 DELETE_FILE_PATH_ID = 2147483546
-
-
-def _float_key(value: float) -> Any:
-    if math.isnan(value):
-        return ("nan",)
-    return ("f", struct.pack(">d", value))
-
-
-def partition_key(spec_id: int, partition: Iterable[Any]) -> tuple[Any, ...]:
-    """A hashable key that is equal exactly when the spec says partitions are equal."""
-    return (spec_id, *(_float_key(v) if isinstance(v, float) else v for v in partition))
 
 
 @dataclass
@@ -83,23 +71,23 @@ class DeleteFileIndex:
                     raise ValueError(f"deletion vector {file.file_path} has no referenced_data_file")
                 self._vectors[file.referenced_data_file].append((data_sequence_number, file))
             else:
-                self._positions[partition_key(file.spec_id, file.partition)].add(data_sequence_number, file)
+                self._positions[partition_key(file.partition, file.spec_id)].add(data_sequence_number, file)
         elif file.content == FileContent.EQUALITY_DELETES:
             spec = self._specs.get(file.spec_id)
             if spec is not None and spec.is_unpartitioned:
                 self._global_equality.add(data_sequence_number, file)
             else:
-                self._equality[partition_key(file.spec_id, file.partition)].add(data_sequence_number, file)
+                self._equality[partition_key(file.partition, file.spec_id)].add(data_sequence_number, file)
 
     def for_data_file(self, file: DataFile, data_sequence_number: int) -> tuple[DeleteFile, ...]:
         """The delete files that apply to ``file``, positions first, then equality deletes."""
         if not self._count:
             return ()
-        key = partition_key(file.spec_id, file.partition)
+        key = partition_key(file.partition, file.spec_id)
         vectors = [
             dv
             for seq, dv in self._vectors.get(file.file_path, ())
-            if seq >= data_sequence_number and partition_key(dv.spec_id, dv.partition) == key
+            if seq >= data_sequence_number and partition_key(dv.partition, dv.spec_id) == key
         ]
         if vectors:
             result: list[DeleteFile] = vectors

@@ -19,6 +19,7 @@ from typing import Any
 
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.spec.partitioning import PARTITION_DATA_ID_START, PartitionField, PartitionSpec
+from icefloe.spec.properties import PREVIOUS_VERSIONS_MAX, int_property
 from icefloe.spec.schema import Schema, assign_fresh_ids
 from icefloe.spec.snapshots import MAIN_BRANCH, HistoryEntry, MetadataLogEntry, Snapshot, SnapshotRef
 from icefloe.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder
@@ -60,7 +61,6 @@ from icefloe.spec.updates import (
 __all__ = ["DEFAULT_FORMAT_VERSION", "MetadataBuilder", "new_table_metadata", "updates_for_new_table"]
 
 DEFAULT_FORMAT_VERSION = 2
-PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
 PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 
 
@@ -449,7 +449,7 @@ class MetadataBuilder:
         metadata_log = list(self.metadata_log)
         if self.base is not None and self.base_location is not None:
             metadata_log.append(MetadataLogEntry(self.base.last_updated_ms, self.base_location))
-        keep = max(1, _int_property(self.properties, PREVIOUS_VERSIONS_MAX, PREVIOUS_VERSIONS_MAX_DEFAULT))
+        keep = max(1, int_property(self.properties, PREVIOUS_VERSIONS_MAX, PREVIOUS_VERSIONS_MAX_DEFAULT))
         if len(metadata_log) > keep:
             metadata_log = metadata_log[len(metadata_log) - keep :]
 
@@ -528,16 +528,6 @@ _HANDLERS: dict[type, Any] = {
     AddEncryptionKey: MetadataBuilder._add_encryption_key,
     RemoveEncryptionKey: MetadataBuilder._remove_encryption_key,
 }
-
-
-def _int_property(properties: Mapping[str, str], name: str, default: int) -> int:
-    value = properties.get(name)
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ValidationError(f"table property '{name}' must be an integer, not {value!r}") from None
 
 
 # ---- new tables ------------------------------------------------------------------------------

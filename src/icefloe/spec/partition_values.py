@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import math
+import struct
 import uuid
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import unquote_plus
@@ -37,7 +40,7 @@ from icefloe.spec.types import (
     UUIDType,
 )
 
-__all__ = ["parse_human_value", "parse_partition_value"]
+__all__ = ["parse_human_value", "parse_partition_value", "partition_key"]
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -126,3 +129,19 @@ def _timestamp_nanos(text: str) -> int:
     moment = dt.datetime.fromisoformat(body) - offset
     delta = moment - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + fraction
+
+
+def _float_key(value: float) -> Any:
+    if math.isnan(value):
+        return ("nan",)
+    return ("f", struct.pack(">d", value))
+
+
+def partition_key(partition: Iterable[Any], spec_id: int | None = None) -> tuple[Any, ...]:
+    """A hashable key equal exactly when the spec says two partitions are equal.
+
+    Floats compare by bit pattern with NaNs normalized (spec: "Scan Planning", note 3): Python's
+    ``==`` would merge 0.0 with -0.0 and keep every NaN apart.
+    """
+    values = tuple(_float_key(v) if isinstance(v, float) else v for v in partition)
+    return values if spec_id is None else (spec_id, *values)

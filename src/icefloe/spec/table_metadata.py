@@ -12,6 +12,7 @@ from typing import Any
 
 from icefloe.errors import NoSuchSnapshotError, ValidationError
 from icefloe.spec.partitioning import PartitionSpec
+from icefloe.spec.properties import bool_property, int_property
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import MAIN_BRANCH, HistoryEntry, MetadataLogEntry, Snapshot, SnapshotRef
 from icefloe.spec.sorting import UNSORTED_SORT_ORDER, SortOrder
@@ -203,19 +204,7 @@ class TableMetadata:
         return self.properties.get(name, default)
 
     def int_property(self, name: str, default: int) -> int:
-        value = self.properties.get(name)
-        if value is None:
-            return default
-        try:
-            return int(value)
-        except ValueError:
-            raise ValidationError(f"table property '{name}' must be an integer, not {value!r}") from None
+        return int_property(self.properties, name, default)
 
     def bool_property(self, name: str, default: bool) -> bool:
-        value = self.properties.get(name)
-        if value is None:
-            return default
-        lowered = value.strip().lower()
-        if lowered not in ("true", "false"):
-            raise ValidationError(f"table property '{name}' must be true or false, not {value!r}")
-        return lowered == "true"
+        return bool_property(self.properties, name, default)

@@ -8,7 +8,6 @@ written data files are deleted; if its outcome is unknown, nothing is deleted.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
     from icefloe.table.append import AppendFiles
 
 __all__ = ["append_data", "to_arrow_input"]
-
-log = logging.getLogger(__name__)
 
 
 class _AppendTarget(Protocol):
@@ -105,16 +102,9 @@ def append_data(
         for key, value in (snapshot_properties or {}).items():
             append.set(key, value)
     except Exception:
-        _delete_quietly(target.io(), [f.file_path for f in files])
+        target.io().delete_quietly([f.file_path for f in files])
         raise
     # A definite commit failure deletes the files (the operation owns them); an unknown
     # outcome keeps them, since a committed snapshot may reference them.
     append.commit()
     return target.metadata.snapshot_by_id(append.snapshot_id)
-
-
-def _delete_quietly(io: FileIO, paths: list[str]) -> None:
-    try:
-        io.delete_many(paths)
-    except Exception:  # the commit's own error matters more than a failed cleanup
-        log.warning("could not delete %d data files after a failed commit", len(paths), exc_info=True)

@@ -11,6 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from icefloe.errors import ValidationError
+from icefloe.spec.properties import (  # noqa: F401  (re-exported for table-layer callers)
+    DELETE_AFTER_COMMIT,
+    METADATA_COMPRESSION,
+    PREVIOUS_VERSIONS_MAX,
+    bool_property,
+    int_property,
+)
 
 __all__ = [
     "CommitRetryOptions",
@@ -31,30 +38,7 @@ WRITE_PARQUET_PAGE_SIZE_BYTES = "write.parquet.page-size-bytes"
 WRITE_SUMMARY_PARTITION_LIMIT = "write.summary.partition-limit"
 MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"
 DEFAULT_NAME_MAPPING = "schema.name-mapping.default"
-METADATA_COMPRESSION = "write.metadata.compression-codec"
 AVRO_COMPRESSION = "write.avro.compression-codec"
-DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
-PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
-
-
-def int_property(properties: Mapping[str, str], name: str, default: int) -> int:
-    value = properties.get(name)
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ValidationError(f"table property '{name}' must be an integer, not {value!r}") from None
-
-
-def bool_property(properties: Mapping[str, str], name: str, default: bool) -> bool:
-    value = properties.get(name)
-    if value is None:
-        return default
-    lowered = value.strip().lower()
-    if lowered not in ("true", "false"):
-        raise ValidationError(f"table property '{name}' must be true or false, not {value!r}")
-    return lowered == "true"
 
 
 @dataclass(frozen=True, slots=True)

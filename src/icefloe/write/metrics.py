@@ -371,6 +371,12 @@ def _summarize(
             return None
         value_count += column.num_values
         null_count += stats.null_count
+        if with_bounds and not stats.has_min_max and stats.null_count < column.num_values:
+            # parquet-cpp drops min/max of a chunk whose values are too long (> 4 KiB): the
+            # other chunks' bounds would exclude its values, so the file's bounds are unknown
+            # (as Java's footer metrics treat missing statistics).
+            with_bounds = False
+            low = high = None
         if with_bounds and stats.has_min_max:
             chunk_low = _from_physical(leaf.iceberg_type, stats.min_raw)
             chunk_high = _from_physical(leaf.iceberg_type, stats.max_raw)

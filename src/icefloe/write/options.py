@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icefloe.errors import UnsupportedFeatureError, ValidationError
+from icefloe.spec.properties import int_property
 
 __all__ = ["ParquetWriteOptions"]
 
@@ -40,19 +41,6 @@ _CODECS = {
 }
 # Codecs that take a level; Java passes the level to these only.
 _LEVELED = {"zstd", "gzip", "brotli"}
-
-
-def _int(properties: Mapping[str, str], name: str, default: int, *, minimum: int = 1) -> int:
-    raw = properties.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationError(f"table property '{name}' must be an integer, not {raw!r}") from None
-    if value < minimum:
-        raise ValidationError(f"table property '{name}' must be at least {minimum}, not {value}")
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +90,11 @@ class ParquetWriteOptions:
             )
         level: int | None = None
         if properties.get(COMPRESSION_LEVEL) not in (None, ""):
-            level = _int(properties, COMPRESSION_LEVEL, 0, minimum=-(2**31))
+            level = int_property(properties, COMPRESSION_LEVEL, 0, minimum=-(2**31))
         target = (
             target_file_size_bytes
             if target_file_size_bytes is not None
-            else _int(properties, TARGET_FILE_SIZE_BYTES, _TARGET_FILE_SIZE_DEFAULT)
+            else int_property(properties, TARGET_FILE_SIZE_BYTES, _TARGET_FILE_SIZE_DEFAULT, minimum=1)
         )
         if target <= 0:
             raise ValidationError(f"target file size must be positive, not {target}")
@@ -114,11 +102,13 @@ class ParquetWriteOptions:
             target_file_size_bytes=target,
             compression=codec,
             compression_level=level if codec in _LEVELED else None,
-            row_group_size_bytes=_int(properties, ROW_GROUP_SIZE_BYTES, _ROW_GROUP_SIZE_DEFAULT),
-            row_group_limit=_int(properties, ROW_GROUP_LIMIT, _ROW_GROUP_LIMIT_DEFAULT),
-            page_size_bytes=_int(properties, PAGE_SIZE_BYTES, _PAGE_SIZE_DEFAULT),
-            page_row_limit=_int(properties, PAGE_ROW_LIMIT, _PAGE_ROW_LIMIT_DEFAULT),
-            dict_size_bytes=_int(properties, DICT_SIZE_BYTES, _DICT_SIZE_DEFAULT),
+            row_group_size_bytes=int_property(
+                properties, ROW_GROUP_SIZE_BYTES, _ROW_GROUP_SIZE_DEFAULT, minimum=1
+            ),
+            row_group_limit=int_property(properties, ROW_GROUP_LIMIT, _ROW_GROUP_LIMIT_DEFAULT, minimum=1),
+            page_size_bytes=int_property(properties, PAGE_SIZE_BYTES, _PAGE_SIZE_DEFAULT, minimum=1),
+            page_row_limit=int_property(properties, PAGE_ROW_LIMIT, _PAGE_ROW_LIMIT_DEFAULT, minimum=1),
+            dict_size_bytes=int_property(properties, DICT_SIZE_BYTES, _DICT_SIZE_DEFAULT, minimum=1),
         )
 
     def writer_kwargs(self) -> dict[str, Any]:

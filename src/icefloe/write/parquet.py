@@ -40,6 +40,7 @@ from icefloe.errors import DataWriteError, IcefloeError, UnsupportedFeatureError
 from icefloe.io import FileIO, load_location_provider
 from icefloe.io.locations import LocationProvider
 from icefloe.spec.manifest import DataFile, FileFormat
+from icefloe.spec.partition_values import partition_key
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 from icefloe.spec.sorting import SortOrder
@@ -433,14 +434,7 @@ class _FileWriter:
         if self._sink is not None:
             with contextlib.suppress(Exception):
                 self._sink.close()
-        _delete(self.context.io, self.location)
-
-
-def _delete(io: FileIO, location: str) -> None:
-    try:
-        io.delete(location)
-    except Exception:  # the write's own error matters more than a failed cleanup
-        log.warning("could not delete %s after a failed write", location, exc_info=True)
+        self.context.io.delete_quietly([self.location])
 
 
 class _PartitionWriter:
@@ -546,9 +540,11 @@ class _Writers:
         return file_writer
 
     def write(self, partition: tuple[Any, ...], rows: pa.Table) -> None:
-        writer = self._writers.get(partition)
+        # Keyed canonically: Python's == would merge 0.0 with -0.0 and split every NaN.
+        key = partition_key(partition)
+        writer = self._writers.get(key)
         if writer is None:
-            writer = self._writers[partition] = _PartitionWriter(self.context, partition)
+            writer = self._writers[key] = _PartitionWriter(self.context, partition)
         if id(writer) in self._open:
             self._open.move_to_end(id(writer))
         writer.write(rows, self._open_file, self.completed)
@@ -556,7 +552,7 @@ class _Writers:
             self._open.pop(id(writer), None)
 
     def finish(self, partition: tuple[Any, ...]) -> None:
-        writer = self._writers.get(partition)
+        writer = self._writers.get(partition_key(partition))
         if writer is not None and writer.current is not None:
             self.completed.append(writer.finish())
             self._open.pop(id(writer), None)
@@ -571,6 +567,5 @@ class _Writers:
         for writer in self._writers.values():
             writer.abort()
         self._open.clear()
-        for data_file in self.completed:
-            _delete(self.context.io, data_file.file_path)
+        self.context.io.delete_quietly(f.file_path for f in self.completed)
         self.completed = []

@@ -7,8 +7,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe.arrow.partition import source_column, transform_array
-from icefloe.spec.partitioning import PartitionField
+from icefloe.arrow.partition import source_column
+from icefloe.arrow.transforms import apply_transform
 from icefloe.spec.schema import Schema
 from icefloe.spec.sorting import NullOrder, SortDirection, SortField, SortOrder
 from icefloe.spec.transforms import UnknownTransform
@@ -33,7 +33,7 @@ def sort_table(table: pa.Table, order: SortOrder, schema: Schema) -> pa.Table:
     """``table``'s rows ordered by ``order`` (stable: equal keys keep their input order).
 
     Each sort field orders by its transform's value of the source column (identity: the value
-    itself; others are applied to the distinct values only), in its direction, with nulls
+    itself; others computed on the whole column), in its direction, with nulls
     first or last as the field says. NaN is above every number, as in Java.
 
     Raises:
@@ -69,10 +69,7 @@ def sort_table(table: pa.Table, order: SortOrder, schema: Schema) -> pa.Table:
 def _sort_key(table: pa.Table, schema: Schema, sort_field: SortField) -> Any:
     source = schema.field(sort_field.source_id)
     column = source_column(table, schema, sort_field.source_id)
-    # The partition machinery computes transforms the same way (vectorized where it can);
-    # a sort field is a transform of a source column just like a partition field.
-    as_partition_field = PartitionField(sort_field.source_id, 0, sort_field.transform, "sort")
-    key = transform_array(column, as_partition_field, source.field_type)
+    key = apply_transform(sort_field.transform, source.field_type, column)
     if isinstance(key, pa.ExtensionArray):
         key = key.storage  # uuid: order by the 16 bytes, unsigned
     return key
