@@ -20,6 +20,8 @@ from icefloe.errors import (
     ValidationError,
 )
 from icefloe.io import FaultInjectingFileIO, LocalFileIO
+from icefloe.serde.metadata_json import dumps_metadata
+from icefloe.spec.builder import MetadataBuilder
 from icefloe.spec.updates import SetLocation, SetProperties
 
 # What Java's local Hadoop file system wrote beside a version-hint.text holding "2".
@@ -127,6 +129,28 @@ def test_concurrent_writer_wins_the_version(catalog: HadoopCatalog, warehouse: P
     retried = loser.commit_table("db.t", None, [], [SetProperties({"second": "loser"})])
     assert retried.metadata_location.endswith("/v3.metadata.json")
     assert dict(retried.metadata.properties) == {"winner": "other", "second": "loser"}
+
+
+def test_same_version_under_another_codec_name_is_withdrawn(catalog: HadoopCatalog, warehouse: Path) -> None:
+    # A gzip writer that passed its "is there any v2?" check publishes v2.gz.metadata.json
+    # right after our exclusive create of v2.metadata.json: different names, so both creates
+    # succeed. Ours must be withdrawn (a definite, retryable failure), never both kept.
+    created = _create(catalog)
+    rival = MetadataBuilder(created.metadata, metadata_location=created.metadata_location)
+    rival_metadata = rival.apply(SetProperties({"who": "gzip"})).build()
+
+    def gzip_writer_publishes_v2(location: str) -> None:
+        racing.after = None
+        (_meta(warehouse) / "v2.gz.metadata.json").write_bytes(
+            dumps_metadata(rival_metadata, compression="gzip")
+        )
+
+    racing = HookedFileIO(LocalFileIO(), after=gzip_writer_publishes_v2)
+    plain = HadoopCatalog("h", {"warehouse": str(warehouse)}, io=racing)
+    with pytest.raises(CommitFailedException):
+        plain.commit_table("db.t", None, [], [SetProperties({"who": "plain"})])
+    assert sorted(p.name for p in _meta(warehouse).glob("v2*.metadata.json")) == ["v2.gz.metadata.json"]
+    assert catalog.load_table("db.t").metadata.properties["who"] == "gzip"
 
 
 def test_failed_publish_is_a_definite_failure(catalog: HadoopCatalog, warehouse: Path) -> None:

@@ -311,11 +311,30 @@ class HadoopCatalog(CatalogBackend):
             FileIOError, UnsupportedFeatureError: from the FileIO.
         """
         location = self._version_location(parts, version, metadata)
+        metadata_dir = os.path.join(self._dir(parts), "metadata")
         # The same version under another codec's name would be a second "v<version>".
-        other = self._version_file(os.path.join(self._dir(parts), "metadata"), version)
+        other = self._version_file(metadata_dir, version)
         if other is not None:
             raise FileAlreadyExistsError(f"version {version} already exists as {other}", location=location)
         self.io.write_exclusive(location, dumps_metadata(metadata, compression=self._compression(metadata)))
+        # The check above and the exclusive create are not one atomic step across names: a
+        # writer using the other codec may have published the same version meanwhile. Then
+        # neither may claim it; withdraw ours (the other writer, seeing ours or not, stands or
+        # withdraws too) and let the caller retry on the next version.
+        mine = location.rsplit("/", 1)[-1]
+        rival = next(
+            (
+                n
+                for n in _version_names(version)
+                if n != mine and os.path.isfile(os.path.join(metadata_dir, n))
+            ),
+            None,
+        )
+        if rival is not None:
+            self.io.delete_quietly([location])
+            raise FileAlreadyExistsError(
+                f"version {version} was also published as {rival}", location=location
+            )
         return location
 
     def _publish_new_table(self, ident: tuple[str, ...], metadata: TableMetadata) -> str:

@@ -66,6 +66,7 @@ from icefloe.errors import (
     ValidationError,
 )
 from icefloe.io import FileIO, local_path, split_scheme
+from icefloe.spec.properties import int_property
 from icefloe.spec.table_metadata import TableMetadata
 
 __all__ = ["SqlCatalog"]
@@ -107,8 +108,8 @@ class SqlCatalog(CatalogBackend):
     def __init__(self, name: str, properties: Mapping[str, str] | None = None, *, io: FileIO | None = None):
         super().__init__(name, properties, io=io)
         uri = self.properties.get(URI) or self._default_uri()
-        self._busy_timeout_ms = int(self.properties.get(BUSY_TIMEOUT_MS, "10000"))
-        self._lock_retries = int(self.properties.get(LOCK_RETRIES, "10"))
+        self._busy_timeout_ms = int_property(self.properties, BUSY_TIMEOUT_MS, 10_000, minimum=0)
+        self._lock_retries = int_property(self.properties, LOCK_RETRIES, 10, minimum=0)
         self._engine = create_engine(name, uri, busy_timeout_ms=self._busy_timeout_ms)
         self._dialect = self._engine.dialect.name
         try:

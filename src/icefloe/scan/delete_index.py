@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from icefloe.errors import InvalidManifestError
 from icefloe.spec.manifest import DataFile, DeleteFile, FileContent, FileFormat
 from icefloe.spec.partition_values import partition_key
 from icefloe.spec.partitioning import PartitionSpec
@@ -68,7 +69,10 @@ class DeleteFileIndex:
         if file.content == FileContent.POSITION_DELETES:
             if file.file_format == FileFormat.PUFFIN:
                 if file.referenced_data_file is None:
-                    raise ValueError(f"deletion vector {file.file_path} has no referenced_data_file")
+                    raise InvalidManifestError(
+                        f"deletion vector {file.file_path} has no referenced_data_file",
+                        field="referenced_data_file",
+                    )
                 self._vectors[file.referenced_data_file].append((data_sequence_number, file))
             else:
                 self._positions[partition_key(file.partition, file.spec_id)].add(data_sequence_number, file)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from icefloe.errors import NoSuchSnapshotError, ValidationError
+from icefloe.errors import InvalidMetadataError, NoSuchSnapshotError, ValidationError
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.properties import bool_property, int_property
 from icefloe.spec.schema import Schema
@@ -189,12 +189,22 @@ class TableMetadata:
         return result
 
     def schema_for_snapshot(self, snapshot: Snapshot) -> Schema:
-        """The schema a snapshot was written with (the current one if it did not record it)."""
-        if snapshot.schema_id is not None:
-            for schema in self.schemas:
-                if schema.schema_id == snapshot.schema_id:
-                    return schema
-        return self.schema()
+        """The schema a snapshot was written with (the current one if it did not record it,
+        as snapshots written before schema ids existed do).
+
+        Raises:
+            InvalidMetadataError: the snapshot names a schema the metadata does not have.
+        """
+        if snapshot.schema_id is None:
+            return self.schema()
+        schema = self.schemas_by_id().get(snapshot.schema_id)
+        if schema is None:
+            raise InvalidMetadataError(
+                f"snapshot {snapshot.snapshot_id} was written with schema {snapshot.schema_id}, "
+                "which the table metadata does not have",
+                field="snapshots[].schema-id",
+            )
+        return schema
 
     @property
     def main_ref(self) -> SnapshotRef | None:

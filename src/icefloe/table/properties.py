@@ -52,14 +52,23 @@ class CommitRetryOptions:
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> CommitRetryOptions:
+        """The retry settings of a table.
+
+        Raises:
+            ValidationError: naming the property that is malformed, negative, or (max wait)
+                below the min wait.
+        """
         options = cls(
-            num_retries=int_property(properties, COMMIT_NUM_RETRIES, 4),
-            min_wait_ms=int_property(properties, COMMIT_MIN_RETRY_WAIT_MS, 100),
-            max_wait_ms=int_property(properties, COMMIT_MAX_RETRY_WAIT_MS, 60_000),
-            total_timeout_ms=int_property(properties, COMMIT_TOTAL_RETRY_TIME_MS, 1_800_000),
+            num_retries=int_property(properties, COMMIT_NUM_RETRIES, 4, minimum=0),
+            min_wait_ms=int_property(properties, COMMIT_MIN_RETRY_WAIT_MS, 100, minimum=0),
+            max_wait_ms=int_property(properties, COMMIT_MAX_RETRY_WAIT_MS, 60_000, minimum=0),
+            total_timeout_ms=int_property(properties, COMMIT_TOTAL_RETRY_TIME_MS, 1_800_000, minimum=0),
         )
-        if options.num_retries < 0:
-            raise ValidationError(f"table property '{COMMIT_NUM_RETRIES}' must not be negative")
+        if options.max_wait_ms < options.min_wait_ms:
+            raise ValidationError(
+                f"table property '{COMMIT_MAX_RETRY_WAIT_MS}' ({options.max_wait_ms}) must not be below "
+                f"'{COMMIT_MIN_RETRY_WAIT_MS}' ({options.min_wait_ms})"
+            )
         return options
 
     def wait_ms(self, attempt: int) -> float:
