@@ -140,7 +140,7 @@ def test_vectorized_time_transforms_match_transform_apply(transform, source_type
     assert got == expected
 
 
-def test_bucket_and_truncate_use_the_transform_on_distinct_values():
+def test_bucket_and_truncate_match_the_scalar_transforms():
     rows = [{"id": i, "name": f"name-{i % 5}", "u": uuid.UUID(int=i % 3).bytes} for i in range(50)] + [
         {"id": 50, "name": None, "u": None}
     ]
@@ -194,3 +194,39 @@ def test_errors():
         partition_keys(data, spec(("identity", 99)), SCHEMA)
     with pytest.raises(ValidationError, match="hour"):
         partition_keys(table([{"d": dt.date(2020, 1, 1)}]), spec(("hour", 2)), SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("terms", "rows"),
+    [
+        # few groups: combined codes counted directly, a radix sort
+        ((("bucket[7]", 1), ("truncate[1]", 4), ("identity", 2)), 5_000),
+        # more than 2**16 groups; a combined code space past 2**62 (compacted between fields)
+        ((("identity", 1), ("identity", 4), ("bucket[2147483647]", 1), ("bucket[2147483647]", 4)), 70_000),
+    ],
+)
+def test_many_fields_and_groups_match_a_reference_grouping(terms, rows):
+    rng = np.random.default_rng(9)
+    ids = rng.permutation(rows).tolist()
+    names = [None if i % 97 == 0 else f"n{i % 1013}-{i}" for i in ids]
+    days = [None if i % 89 == 0 else int(d) for i, d in zip(ids, rng.integers(-400, 400, rows))]
+    data = table(
+        [
+            {"id": i, "name": n, "d": dt.date(1970, 1, 1) + dt.timedelta(days=d) if d is not None else None}
+            for i, n, d in zip(ids, names, days)
+        ]
+    )
+    partition_spec = spec(*terms)
+    groups = partition_keys(data, partition_spec, SCHEMA)
+
+    functions = [parse_transform(t).bind(SCHEMA.find_field(source).field_type) for t, source in terms]
+    sources = {1: ids, 4: names, 2: days}
+    expected: dict[tuple, list[int]] = {}
+    for row in range(rows):
+        key = tuple(f(sources[source][row]) for f, (_, source) in zip(functions, terms))
+        expected.setdefault(key, []).append(ids[row])
+    assert len(groups) == len(expected)
+    assert {key: part.column("id").to_pylist() for key, part in groups} == expected
+    assert [key for key, _ in groups] == sorted(
+        expected, key=lambda k: tuple((v is not None, v or 0) for v in k)
+    )

@@ -1,38 +1,25 @@
 """Splitting an Arrow table into one slice per partition (for writers).
 
-:func:`partition_keys` computes each row's partition tuple with the spec's transforms and
-groups the rows by it. Identity and the time transforms (year, month, day, hour) are computed
-on whole arrays; the others (bucket, truncate) are applied to each *distinct* source value with
-:meth:`Transform.bind` and mapped back, so their cost grows with the number of distinct
-values, not rows.
+:func:`partition_keys` computes each row's partition tuple with the spec's transforms, on whole
+arrays (:mod:`icefloe.arrow.transforms`), and groups the rows by it. Only the distinct
+partition values of each field become Python objects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from icefloe.arrow._types import type_to_arrow
-from icefloe.arrow.convert import from_arrow_array, to_arrow_array
+from icefloe.arrow.convert import from_arrow_array
+from icefloe.arrow.transforms import apply_transform
 from icefloe.errors import ValidationError
-from icefloe.spec.conversions import MICROS_PER_DAY, NANOS_PER_DAY
 from icefloe.spec.partitioning import PartitionField, PartitionSpec
 from icefloe.spec.schema import Schema
-from icefloe.spec.transforms import DayTransform, HourTransform, MonthTransform, TimeTransform, YearTransform
-from icefloe.spec.types import (
-    DateType,
-    IcebergType,
-    StructType,
-    TimestampNanoType,
-    TimestamptzNanoType,
-)
+from icefloe.spec.types import IcebergType, StructType
 
 __all__ = ["partition_keys", "source_column", "transform_array"]
-
-_NANO_TYPES = (TimestampNanoType, TimestamptzNanoType)
 
 
 def source_column(table: pa.Table, schema: Schema, source_id: int) -> pa.Array:
@@ -65,45 +52,20 @@ def source_column(table: pa.Table, schema: Schema, source_id: int) -> pa.Array:
     return array
 
 
+def transform_array(array: pa.Array, field: PartitionField, source_type: IcebergType) -> pa.Array:
+    """The partition values of ``field`` for each value of its source column, as an Arrow array.
+
+    The result has the Arrow type of the transform's result type (``day`` gives ``date32``);
+    see :func:`icefloe.arrow.transforms.apply_transform`, which computes it.
+
+    Raises:
+        ValidationError: the transform does not apply to the source type.
+    """
+    return apply_transform(field.transform, source_type, array)
+
+
 # ---------------------------------------------------------------------------------------------
-# transforms over whole arrays
-
-
-def _civil_year_month(days: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(year, month) of day counts since 1970-01-01, proleptic Gregorian, any year."""
-    z = days + 719_468
-    era = np.floor_divide(z, 146_097)
-    doe = z - era * 146_097
-    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    month = np.where(mp < 10, mp + 3, mp - 9)
-    year = yoe + era * 400 + (month <= 2)
-    return year, month
-
-
-def _time_transform(array: pa.Array, transform: TimeTransform, source_type: IcebergType) -> pa.Array:
-    mask = array.is_null().to_numpy(zero_copy_only=False) if array.null_count else None
-    if isinstance(source_type, DateType):
-        values = array.view(pa.int32()).fill_null(0).to_numpy().astype(np.int64)
-        days = values
-    else:
-        values = array.view(pa.int64()).fill_null(0).to_numpy()
-        per_day = NANOS_PER_DAY if isinstance(source_type, _NANO_TYPES) else MICROS_PER_DAY
-        if isinstance(transform, HourTransform):
-            result = np.floor_divide(values, per_day // 24)
-            return pa.array(result.astype(np.int32), pa.int32(), mask=mask)
-        days = np.floor_divide(values, per_day)
-    if isinstance(transform, DayTransform):
-        return pa.array(days.astype(np.int32), pa.int32(), mask=mask).view(pa.date32())
-    year, month = _civil_year_month(days)
-    if isinstance(transform, YearTransform):
-        result = year - 1970
-    elif isinstance(transform, MonthTransform):
-        result = (year - 1970) * 12 + month - 1
-    else:  # pragma: no cover - the four time transforms are handled above
-        raise ValidationError(f"unsupported time transform {transform}")
-    return pa.array(result.astype(np.int32), pa.int32(), mask=mask)
+# grouping
 
 
 def _encode(array: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -118,34 +80,31 @@ def _encode(array: pa.Array) -> tuple[np.ndarray, pa.Array]:
     return codes, encoded.dictionary
 
 
-def transform_array(array: pa.Array, field: PartitionField, source_type: IcebergType) -> pa.Array:
-    """The partition values of ``field`` for each value of its source column, as an Arrow array.
-
-    The result has the Arrow type of the transform's result type (``day`` gives ``date32``).
-
-    Raises:
-        ValidationError: the transform does not apply to the source type.
-    """
-    transform = field.transform
-    result_type = transform.result_type(source_type)
-    if transform.is_void:
-        return pa.nulls(len(array), type_to_arrow(result_type))
-    if transform.is_identity:
-        return array
-    if isinstance(transform, TimeTransform):
-        if not transform.can_transform(source_type):
-            raise ValidationError(f"cannot apply transform {transform} to type {source_type}")
-        return _time_transform(array, transform, source_type)
-    function: Callable[[Any], Any] = transform.bind(source_type)
-    codes, distinct = _encode(array)
-    values = [function(v) for v in from_arrow_array(distinct, source_type)]
-    transformed = to_arrow_array(values, result_type)
-    indices = pa.array(codes, pa.int64(), mask=codes < 0)
-    return transformed.take(indices)
+def _compact(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Codes renumbered 0..n-1 (keeping their order), and n."""
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64), len(distinct)
 
 
-# ---------------------------------------------------------------------------------------------
-# grouping
+def _dense_groups(codes_per_field: list[np.ndarray], num_rows: int) -> tuple[np.ndarray, int]:
+    """A dense group id (0..G-1) per row for the distinct combinations of the fields' codes
+    (-1 for null), and G. Combined codes are compacted before they could overflow, and through
+    a count per possible code (no sort) while the code space is small."""
+    combined = codes_per_field[0] + 1
+    size = int(combined.max()) + 1
+    for codes in codes_per_field[1:]:
+        width = int(codes.max()) + 2
+        if size * width >= 1 << 62:
+            combined, size = _compact(combined)
+        combined = combined * width + codes + 1
+        size *= width
+    if size > 4 * num_rows + 1024:
+        return _compact(combined)
+    present = np.bincount(combined, minlength=size) > 0
+    if present.all():
+        return combined, size
+    renumber = np.cumsum(present) - 1
+    return renumber[combined], int(renumber[-1]) + 1
 
 
 def _sort_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -193,15 +152,11 @@ def partition_keys(
         codes_per_field.append(codes)
         values_per_field.append(from_arrow_array(distinct, result_type))
 
-    # one code per distinct combination, compacted after each field so it never overflows
-    combined = codes_per_field[0] + 1
-    for codes in codes_per_field[1:]:
-        _, combined = np.unique(combined, return_inverse=True)
-        combined = combined.astype(np.int64) * (int(codes.max()) + 2) + codes + 1
-    _, group = np.unique(combined, return_inverse=True)
-    group = group.reshape(-1)
-    order = np.argsort(group, kind="stable")
-    counts = np.bincount(group)
+    group, group_count = _dense_groups(codes_per_field, table.num_rows)
+    # A stable sort by group id; for 16-bit keys numpy's stable sort is a radix sort.
+    key_type = np.uint8 if group_count <= 1 << 8 else np.uint16 if group_count <= 1 << 16 else np.int64
+    order = np.argsort(group.astype(key_type, copy=False), kind="stable")
+    counts = np.bincount(group, minlength=group_count)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     first_rows = order[starts]
 
