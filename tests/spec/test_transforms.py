@@ -496,3 +496,10 @@ def test_partition_path_segments_like_java() -> None:
 )
 def test_partition_path_segments(transform: Transform, source: IcebergType, value: Any, segment: str) -> None:
     assert partition_path_segment("p", transform, source, value) == segment
+
+
+def test_hour_wraps_to_32_bits_like_javas_int_cast() -> None:
+    hour = parse_transform("hour")
+    micros_per_hour = 3_600_000_000
+    assert hour.apply(TimestampType(), (2**31) * micros_per_hour) == -(2**31)
+    assert hour.apply(TimestampType(), (2**31 - 1) * micros_per_hour) == 2**31 - 1

@@ -422,7 +422,9 @@ class HourTransform(TimeTransform):
 
     def _function(self, source_type: IcebergType) -> Callable[[Any], Any]:
         per_hour = (NANOS_PER_DAY if isinstance(source_type, _NANO_TYPES) else MICROS_PER_DAY) // 24
-        return lambda value: value // per_hour
+        # The result is an int: past year 246,970 the hour count overflows 32 bits, and Java's
+        # (int) cast wraps it; do the same so partition values match Java's.
+        return lambda value: ((value // per_hour + 2**31) % 2**32) - 2**31
 
     def to_human_string(self, source_type: IcebergType, value: Any) -> str:
         if value is None:
