@@ -639,3 +639,17 @@ def test_model_types_come_back_after_round_trip() -> None:
     again = loads_metadata(dumps_metadata(md))
     assert again.schema().field("name").field_type == StringType()
     assert isinstance(again.spec(), PartitionSpec)
+
+
+def test_cached_snapshot_text_never_outlives_a_changed_snapshot() -> None:
+    # dumps_metadata renders each snapshot once and reuses the text; a different snapshot
+    # object with the same id (e.g. metadata rewritten elsewhere) must be rendered afresh.
+    md = next(m for m in (loads_metadata(fixture_bytes(f)) for f in JAVA_FIXTURES) if m.snapshots)
+    first = dumps_metadata(md)
+    snapshot = md.snapshots[0]
+    changed = dataclasses.replace(snapshot, summary={**snapshot.summary, "extra": "value"})
+    rewritten = dataclasses.replace(md, snapshots=(changed, *md.snapshots[1:]))
+    text = dumps_metadata(rewritten).decode()
+    assert '"extra":"value"' in text
+    assert dumps_metadata(md) == first
+    assert loads_metadata(text.encode()).snapshots[0].summary["extra"] == "value"

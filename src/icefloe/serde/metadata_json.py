@@ -15,8 +15,10 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import threading
 import uuid
 import zlib
+from collections import OrderedDict
 from typing import Any
 
 from icefloe.errors import InvalidMetadataError, ValidationError
@@ -45,7 +47,7 @@ from icefloe.serde.snapshot_json import (
     statistics_file_to_json,
 )
 from icefloe.spec.partitioning import PARTITION_DATA_ID_START
-from icefloe.spec.snapshots import MAIN_BRANCH, HistoryEntry, MetadataLogEntry, SnapshotRef
+from icefloe.spec.snapshots import MAIN_BRANCH, HistoryEntry, MetadataLogEntry, Snapshot, SnapshotRef
 from icefloe.spec.sorting import UNSORTED_SORT_ORDER
 from icefloe.spec.table_metadata import SUPPORTED_FORMAT_VERSIONS, TableMetadata
 
@@ -59,6 +61,34 @@ __all__ = [
 ]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+# Stands in for the snapshots array while the rest of the document is rendered; random, so no
+# property value or name can collide with it.
+_SNAPSHOTS_TOKEN = f"icefloe-snapshots-{uuid.uuid4().hex}"
+
+
+class _SnapshotTextCache:
+    """The compact JSON text of each snapshot, rendered once (bounded, thread-safe)."""
+
+    def __init__(self, limit: int = 100_000):
+        self._limit = limit
+        self._entries: OrderedDict[int, tuple[Snapshot, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def text(self, snapshot: Snapshot) -> str:
+        with self._lock:
+            hit = self._entries.get(snapshot.snapshot_id)
+            if hit is not None and (hit[0] is snapshot or hit[0] == snapshot):
+                self._entries.move_to_end(snapshot.snapshot_id)
+                return hit[1]
+        rendered = compact(snapshot_to_json(snapshot))
+        with self._lock:
+            self._entries[snapshot.snapshot_id] = (snapshot, rendered)
+            while len(self._entries) > self._limit:
+                self._entries.popitem(last=False)
+        return rendered
+
+
+_SNAPSHOT_TEXT = _SnapshotTextCache()
 _COMPRESSIONS = ("none", "gzip")
 
 
@@ -66,7 +96,12 @@ _COMPRESSIONS = ("none", "gzip")
 
 
 def metadata_to_dict(md: TableMetadata) -> dict[str, Any]:
-    """The metadata as the JSON object Java's ``TableMetadataParser.toJson`` writes.
+    """The metadata as the JSON object Java's ``TableMetadataParser.toJson`` writes."""
+    return _metadata_to_dict(md, [snapshot_to_json(s) for s in md.snapshots])
+
+
+def _metadata_to_dict(md: TableMetadata, snapshots: Any) -> dict[str, Any]:
+    """``metadata_to_dict`` with the value of ``snapshots`` given by the caller.
 
     By format version: v1 adds the legacy ``schema`` (the current schema) and
     ``partition-spec`` (the default spec's fields) and leaves out ``last-sequence-number``;
@@ -103,7 +138,7 @@ def metadata_to_dict(md: TableMetadata) -> dict[str, Any]:
     if version >= 3:
         result["next-row-id"] = md.next_row_id if md.next_row_id is not None else 0
     result["refs"] = refs_to_json(md.refs)
-    result["snapshots"] = [snapshot_to_json(s) for s in md.snapshots]
+    result["snapshots"] = snapshots
     result["statistics"] = [statistics_file_to_json(s) for s in md.statistics]
     result["partition-statistics"] = [partition_statistics_file_to_json(s) for s in md.partition_statistics]
     result["snapshot-log"] = [
@@ -124,7 +159,11 @@ def dumps_metadata(md: TableMetadata, *, compression: str = "none") -> bytes:
         ValidationError: an unknown compression (Java's codecs are ``none`` and ``gzip``).
     """
     codec = _codec(compression)
-    data = compact(metadata_to_dict(md)).encode("utf-8")
+    # Snapshots never change, yet every commit rewrites all of them: splice in their cached
+    # text instead of rebuilding it (what keeps commit latency flat as history grows).
+    text = compact(_metadata_to_dict(md, _SNAPSHOTS_TOKEN))
+    rendered = "[" + ",".join(_SNAPSHOT_TEXT.text(s) for s in md.snapshots) + "]"
+    data = text.replace(f'"{_SNAPSHOTS_TOKEN}"', rendered, 1).encode("utf-8")
     if codec == "gzip":
         # mtime=0 keeps the bytes a pure function of the metadata.
         return gzip.compress(data, mtime=0)
