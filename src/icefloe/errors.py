@@ -186,3 +186,21 @@ class DataWriteError(FileIOError):
 
 
 __all__ += ["DataWriteError"]
+
+
+class SnapshotNotAncestorError(ValidationError):
+    """An incremental scan's start snapshot is not in the history of its end snapshot (it is on
+    another branch, or history between them was rewritten or expired).
+
+    Attributes:
+        snapshot_id: the start snapshot.
+        end_snapshot_id: the end snapshot whose ancestry does not reach it.
+    """
+
+    def __init__(self, message: str, *, snapshot_id: int, end_snapshot_id: int):
+        self.snapshot_id = snapshot_id
+        self.end_snapshot_id = end_snapshot_id
+        super().__init__(message)
+
+
+__all__ += ["SnapshotNotAncestorError"]

@@ -146,3 +146,27 @@ def test_uuid_columns_filter_whether_or_not_the_arrow_type_is_known() -> None:
         expr = to_arrow_expression(bound, schema, arrow_schema=arrow_schema)
         assert table.filter(expr).column("u").to_pylist() == [wanted]
     assert filter_table(table, parse(f"u != UUID '{wanted}'"), schema).column("u").to_pylist() == [other]
+
+
+@pytest.mark.parametrize("column", ["x", "y"])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{c} IN (0.0E0, 7.0E0)", [0, 1]),  # -0.0 = 0.0, as for ==
+        ("{c} IN (-0.0E0, 7.0E0)", [0, 1]),
+        ("{c} IN (-0.0E0, 0.0E0, 1.0E0)", [0, 1, 2]),
+        ("{c} NOT IN (0.0E0, 7.0E0)", [2]),  # neither zero, nor NaN, nor null
+        ("{c} NOT IN (-0.0E0, 7.0E0)", [2]),
+        ("NOT ({c} IN (0.0E0, 7.0E0))", [2]),
+    ],
+)
+def test_in_sets_hold_both_zeros(column: str, text: str, expected: list[int]) -> None:
+    """Arrow's is_in hashes floats by their bits (-0.0 is not 0.0 there); filters compare
+    with ``==``, where the zeros are equal, and agree with the row evaluator."""
+    data = [0.0, -0.0, 1.0, math.nan, None]
+    table = pa.table({"x": pa.array(data, pa.float64()), "y": pa.array(data, pa.float32())})
+    schema = Schema(NestedField(1, "x", "double"), NestedField(2, "y", "float"))
+    bound = bind(schema, text.format(c=column))
+    predicate = compile_expression(bound)
+    assert [i for i, value in enumerate(data) if predicate({column: value}) is True] == expected
+    assert _matching_positions(table, bound) == expected

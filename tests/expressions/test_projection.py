@@ -155,8 +155,57 @@ def test_projection_examples(field: tuple[int, Transform], text: str, inclusive:
 def test_several_partition_fields_of_one_column_combine() -> None:
     spec = _spec((2, DayTransform()), (2, HourTransform()))
     text = "ts > '2024-03-10T10:30:00'"
-    assert str(inclusive_projection(spec, SCHEMA, text)) == "p0 >= DATE '2024-03-10' AND p1 >= 475018"
-    assert str(strict_projection(spec, SCHEMA, text)) == "p0 > DATE '2024-03-10' OR p1 > 475018"
+    # The hour's projections also cover (or avoid) the partitions that wrapped hours take, see
+    # test_hour_projections_account_for_the_32_bit_wrap.
+    assert str(inclusive_projection(spec, SCHEMA, text)) == (
+        "p0 >= DATE '2024-03-10' AND (p1 >= 475018 OR p1 >= 1732919507 OR p1 <= -1732919508)"
+    )
+    assert str(strict_projection(spec, SCHEMA, text)) == (
+        "p0 > DATE '2024-03-10' OR (p1 > 475018 AND p1 < 1732919507)"
+    )
+
+
+_HOUR = 3_600_000_000
+_WRAP_EDGES = [
+    -(2**63),
+    -(2**63) + 1,
+    -(2**31) * _HOUR - 1,  # the last hour that wraps to the top of the int range
+    -(2**31) * _HOUR,
+    -_HOUR - 1,
+    -1,
+    0,
+    475018 * _HOUR,
+    (2**31 - 1) * _HOUR,
+    2**31 * _HOUR - 1,
+    2**31 * _HOUR,  # the first hour that wraps to the bottom
+    2**63 - 1,
+]
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">="])
+@pytest.mark.parametrize("literal", _WRAP_EDGES)
+def test_hour_projections_account_for_the_32_bit_wrap(op: str, literal: int) -> None:
+    """hour() of a microsecond timestamp wraps to 32 bits as Java's int cast does (so partition
+    values match Java's): it is monotone only within 2**31 hours of the epoch. The projections of
+    a range must hold for the partitions of every matching value, wrapped or not (inclusive),
+    and only for partitions all of whose values match (strict)."""
+    spec = _spec((2, HourTransform()))
+    hour = HourTransform().bind(TimestamptzType())
+    text = f"ts {op} {literal}"
+    inclusive = compile_expression(inclusive_projection(spec, SCHEMA, text))
+    strict = compile_expression(strict_projection(spec, SCHEMA, text))
+    row = compile_expression(bind(SCHEMA, text))
+    values = [v + d for v in _WRAP_EDGES for d in (-_HOUR, -1, 0, 1, _HOUR) if -(2**63) <= v + d < 2**63]
+    partitions: dict[int, list[int]] = {}
+    for value in values:
+        partitions.setdefault(hour(value), []).append(value)
+    for value in values:
+        matches = row((None, value)) is True
+        partition = (hour(value),)
+        if matches:
+            assert inclusive(partition) is True, (value, partition)
+        if strict(partition) is True:
+            assert all(row((None, v)) is True for v in partitions[partition[0]]), (value, partition)
 
 
 def test_not_is_pushed_down_before_projecting() -> None:

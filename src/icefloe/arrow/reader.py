@@ -13,6 +13,8 @@ decoded) whose schema is exactly ``schema_to_arrow(projected)``, whatever the fi
 - ``positions_to_delete`` removes rows by their position in the file, and ``row_filter`` keeps
   the rows it matches. The filter also prunes row groups by their statistics when that is
   safe (see :func:`read_parquet`).
+- ``byte_range`` reads one split of the file: the row groups whose midpoint lies in the range
+  (Parquet's rule for splits, as Java and Spark read them). Positions stay file-global.
 
 :func:`read_position_deletes` reads a v2 position-delete file into sorted positions per data
 file.
@@ -52,6 +54,8 @@ __all__ = [
     "ArrowFileSource",
     "read_parquet",
     "read_position_deletes",
+    "row_groups_in_range",
+    "split_row_ranges",
 ]
 
 #: Rows per record batch unless told otherwise.
@@ -166,6 +170,7 @@ def read_parquet(
     first_row_id: int | None = None,
     data_sequence_number: int | None = None,
     use_threads: bool = True,
+    byte_range: tuple[int, int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of one Parquet file, projected to ``projected`` by field id.
 
@@ -198,6 +203,12 @@ def read_parquet(
         data_sequence_number: the data file's data sequence number (v3): a null or missing
             ``_last_updated_sequence_number`` reads as this.
         use_threads: decode columns in parallel.
+        byte_range: ``(start, length)``: read only the row groups of this split of the file,
+            those whose midpoint (first column chunk's offset + half the group's compressed
+            size) lies in ``[start, start + length)``, as Parquet's readers decide splits
+            (parquet-mr's range filter, used by Java Iceberg and Spark). Splits that tile the
+            file read every row group exactly once. ``positions_to_delete``, ``_pos`` and
+            ``_row_id`` stay positions in the whole file. None reads the whole file.
 
     Raises:
         InvalidDataFileError: the file is missing, truncated or not Parquet, has no field ids
@@ -216,7 +227,55 @@ def read_parquet(
         constants=dict(constants or {}),
         lineage=(first_row_id, data_sequence_number),
         use_threads=use_threads,
+        byte_range=byte_range,
     )
+
+
+def row_groups_in_range(metadata: pq.FileMetaData, start: int, length: int) -> list[int]:
+    """The row groups of a split ``[start, start + length)``: those whose midpoint lies in it.
+
+    The midpoint is parquet-mr's (``filterFileMetaDataByMidpoint``): the first column chunk's
+    offset (its dictionary page when it has one before the data pages) plus half the group's
+    compressed size, in integer bytes.
+    """
+    end = start + length
+    selected = []
+    for index in range(metadata.num_row_groups):
+        group = metadata.row_group(index)
+        if group.num_columns == 0:
+            continue
+        first = group.column(0)
+        offset = int(first.data_page_offset)
+        dictionary = first.dictionary_page_offset
+        if first.has_dictionary_page and dictionary is not None and 0 <= dictionary < offset:
+            offset = int(dictionary)
+        size = sum(int(group.column(c).total_compressed_size) for c in range(group.num_columns))
+        if start <= offset + size // 2 < end:
+            selected.append(index)
+    return selected
+
+
+def split_row_ranges(fs: Any, path: str, start: int, length: int) -> list[tuple[int, int]]:
+    """``(first position, row count)`` of each row group a split reads (see ``byte_range``).
+
+    Raises:
+        InvalidDataFileError: the file is missing or not Parquet.
+    """
+    try:
+        source, _ = _open(fs, path)
+    except _READ_ERRORS as e:
+        raise _file_error(path, e) from e
+    with source:
+        try:
+            metadata = pq.ParquetFile(source).metadata
+        except _READ_ERRORS as e:
+            raise _file_error(path, e) from e
+        groups = row_groups_in_range(metadata, start, length)
+        found = segments(metadata, groups)
+        return [
+            (int(file_start), metadata.row_group(g).num_rows)
+            for g, file_start in zip(groups, found.file_starts)
+        ]
 
 
 def _read(
@@ -233,6 +292,7 @@ def _read(
     lineage: tuple[int | None, int | None],
     use_threads: bool,
     what: str = "data file",
+    byte_range: tuple[int, int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     try:
         source, remote = _open(fs, path)
@@ -256,10 +316,15 @@ def _read(
         inherited = _inherited_columns(projected, first_row_id, sequence_number)
         valued = {*constants, ROW_POSITION_ID, *(fid for _, fid in inherited)}
         row_groups: list[int] = list(range(metadata.num_row_groups))
+        if byte_range is not None:
+            row_groups = row_groups_in_range(metadata, *byte_range)
+            if not row_groups:
+                return
         if row_filter is not None and same_names(list(file_schema), target_struct, valued=valued):
             pruned = prune_row_groups(source, file_schema, projected, row_filter)
             if pruned is not None:
-                row_groups = pruned
+                in_range = set(row_groups)
+                row_groups = [g for g in pruned if g in in_range]
         row_segments = segments(metadata, row_groups)
         if deletes is not None:
             kept = [

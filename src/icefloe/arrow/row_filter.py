@@ -119,7 +119,13 @@ class _Column:
         return self._fit(pa.scalar(_arrow_value(self.ref.type, value), self.canonical))
 
     def array(self, values: frozenset[Any]) -> pa.Array:
-        return self._fit(pa.array([_arrow_value(self.ref.type, v) for v in values], self.canonical))
+        """The values of an IN / NOT IN set as an Arrow array for ``pc.is_in``."""
+        items = [_arrow_value(self.ref.type, v) for v in values]
+        if self.ref.is_floating and any(v == 0 for v in items):
+            # is_in hashes floats by their bits, so -0.0 would not find 0.0; here they are equal
+            # (as for ==, and the set holds only one of them).
+            items += [0.0, -0.0]
+        return self._fit(pa.array(items, self.canonical))
 
     def _fit(self, literal: Any) -> Any:
         """The literal in the column's own Arrow type; else the column in the literal's type."""

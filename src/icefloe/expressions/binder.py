@@ -120,10 +120,28 @@ def _unary(op: Operation, ref: BoundReference) -> Expression:
     return BoundPredicate(op, ref)
 
 
-def _comparable(ref: BoundReference) -> Expression:
-    """True for the values any comparison sees: not null, and not NaN."""
-    not_nan = _unary(Operation.NOT_NAN, ref) if ref.is_floating else AlwaysTrue()
-    return and_(_unary(Operation.NOT_NULL, ref), not_nan)
+def _never(ref: BoundReference, value: Inexact) -> Expression:
+    """False for every value a comparison sees, unknown for null and NaN: what a comparison with
+    a literal no value of the column equals is (``x = 2.5`` on an int column).
+
+    A constant would not do: ``NOT (x = 2.5)`` must stay unknown (not match) where ``x`` is null,
+    exactly like ``x != 2.5``. So the literal's neighbours give a comparison no value passes:
+    below the type's minimum, above its maximum, or strictly between two adjacent values.
+    """
+    if not ref.produces_null and not ref.is_floating:
+        return AlwaysFalse()  # no null or NaN: nothing is ever unknown
+    if value.lower is BELOW_MIN:
+        return BoundPredicate(Operation.LT, ref, value.upper)
+    if value.upper is ABOVE_MAX:
+        return BoundPredicate(Operation.GT, ref, value.lower)
+    return and_(
+        BoundPredicate(Operation.GT, ref, value.lower), BoundPredicate(Operation.LT, ref, value.upper)
+    )
+
+
+def _always(ref: BoundReference, value: Inexact) -> Expression:
+    """True for every value a comparison sees, unknown for null and NaN (``x != 2.5``)."""
+    return _never(ref, value).negate()
 
 
 def _bind_value(op: Operation, ref: BoundReference, value: object) -> Expression:
@@ -131,15 +149,17 @@ def _bind_value(op: Operation, ref: BoundReference, value: object) -> Expression
         return BoundPredicate(op, ref, value)
     # The literal lies strictly between value.lower and value.upper, two adjacent values.
     if op == Operation.EQ:
-        return AlwaysFalse()
+        return _never(ref, value)
     if op == Operation.NOT_EQ:
-        return _comparable(ref)
+        return _always(ref, value)
     if op in (Operation.LT, Operation.LT_EQ):
         return (
-            AlwaysFalse() if value.lower is BELOW_MIN else BoundPredicate(Operation.LT_EQ, ref, value.lower)
+            _never(ref, value)
+            if value.lower is BELOW_MIN
+            else BoundPredicate(Operation.LT_EQ, ref, value.lower)
         )
     if value.upper is ABOVE_MAX:
-        return AlwaysFalse()
+        return _never(ref, value)
     return BoundPredicate(Operation.GT_EQ, ref, value.upper)
 
 
@@ -174,15 +194,16 @@ def bind_predicate(
         assert lit is not None
         return _bind_value(op, ref, _convert(ref, lit))
     assert lits is not None
-    exact = {v for v in (_convert(ref, x) for x in lits) if not isinstance(v, Inexact)}
+    converted = [_convert(ref, x) for x in lits]
+    exact = {v for v in converted if not isinstance(v, Inexact)}
+    if not exact:
+        # Any of the literals gives the same answer; the first by text keeps binding stable.
+        inexact = min((v for v in converted if isinstance(v, Inexact)), key=repr)
+        return _never(ref, inexact) if op == Operation.IN else _always(ref, inexact)
     if op == Operation.IN:
-        if not exact:
-            return AlwaysFalse()
         if len(exact) == 1:
             return BoundPredicate(Operation.EQ, ref, exact.pop())
         return BoundPredicate(op, ref, literals=frozenset(exact))
-    if not exact:
-        return _comparable(ref)
     if len(exact) == 1:
         return BoundPredicate(Operation.NOT_EQ, ref, exact.pop())
     return BoundPredicate(op, ref, literals=frozenset(exact))

@@ -44,6 +44,7 @@ from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 from icefloe.spec.transforms import (
     BucketTransform,
+    HourTransform,
     IdentityTransform,
     TimeTransform,
     Transform,
@@ -59,6 +60,8 @@ from icefloe.spec.types import (
     LongType,
     NestedField,
     StringType,
+    TimestampType,
+    TimestamptzType,
 )
 
 __all__ = [
@@ -205,6 +208,71 @@ def _fix_strict_time(expr: Expression | None) -> Expression | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# The hour of a microsecond timestamp wraps to 32 bits, as Java's (int) cast does: 2**31 hours
+# from the epoch (around the years 246,970 and -243,000) the partition values start over at the
+# other end. The transform is monotone only between _HOUR_LOW and _HOUR_HIGH; the timestamps
+# below that range have partition values at the top of the int range (from f(INT64 minimum)
+# up), those above it at the bottom (up to f(INT64 maximum)). Range projections must cover
+# these bands too (inclusive) or stay clear of them (strict).
+
+_MICROS_PER_HOUR = 3_600_000_000
+_HOUR_LOW, _HOUR_HIGH = -(2**31) * _MICROS_PER_HOUR, 2**31 * _MICROS_PER_HOUR
+
+
+def _hour_wraps(transform: Transform, source: IcebergType) -> bool:
+    return isinstance(transform, HourTransform) and isinstance(source, (TimestampType, TimestamptzType))
+
+
+def _hour_inclusive(op: Operation, ref: BoundReference, value: Any, f: Fn, source: IcebergType) -> Expression:
+    """``x <= b`` (or ``x >= b``): the partitions of the matching values within the range, and
+    both wrapped bands (below the range ``x <= b`` always matches; above it ``x >= b`` does)."""
+    low, high = _int_range(source)
+    parts: list[Expression | None] = []
+    if op in (_O.LT, _O.LT_EQ):
+        bound = value if op == _O.LT_EQ else _step(source, value, -1)
+        if bound is None:
+            return AlwaysFalse()
+        if bound >= _HOUR_LOW:
+            parts.append(_fix_inclusive_time(_pred(_O.LT_EQ, ref, f(min(bound, _HOUR_HIGH - 1)))))
+    else:
+        bound = value if op == _O.GT_EQ else _step(source, value, 1)
+        if bound is None:
+            return AlwaysFalse()
+        if bound < _HOUR_HIGH:
+            parts.append(_pred(_O.GT_EQ, ref, f(max(bound, _HOUR_LOW))))
+    parts += [_pred(_O.GT_EQ, ref, f(low)), _pred(_O.LT_EQ, ref, f(high))]
+    return or_(*(part for part in parts if part is not None))
+
+
+def _hour_strict(
+    op: Operation, ref: BoundReference, value: Any, f: Fn, source: IcebergType
+) -> Expression | None:
+    """Partitions within the range whose values all match, and that no wrapped value shares."""
+    low, high = _int_range(source)
+    if op in (_O.LT, _O.LT_EQ):
+        bound = value if op == _O.LT else _step(source, value, 1)
+        if bound is None:
+            return _pred(_O.NOT_NULL, ref)  # x <= the maximum holds for every value
+        if bound <= _HOUR_LOW:
+            return None  # the partitions of values below the range hold values within it too
+        middle: Expression | None = (
+            _pred(_O.LT, ref, f(bound)) if bound < _HOUR_HIGH else _pred(_O.NOT_NULL, ref)
+        )
+        beyond = _pred(_O.GT, ref, f(high))  # not a partition of values above the range
+    else:
+        bound = value if op == _O.GT else _step(source, value, -1)
+        if bound is None:
+            return _pred(_O.NOT_NULL, ref)
+        if bound >= _HOUR_HIGH - 1:
+            return None  # the partitions of values above the range hold values within it too
+        middle = (
+            _fix_strict_time(_pred(_O.GT, ref, f(bound))) if bound >= _HOUR_LOW else _pred(_O.NOT_NULL, ref)
+        )
+        beyond = _pred(_O.LT, ref, f(low))  # nor one of values below it
+    return None if middle is None else and_(middle, beyond)
+
+
+# ---------------------------------------------------------------------------------------------
 # Truncated strings and binary
 
 
@@ -277,6 +345,12 @@ def _project(
             return _monotone_strict(op, ref, value, f, source, wrap)
         return _monotone(op, ref, value, f, source, wrap)
     if isinstance(transform, TimeTransform):
+        if _hour_wraps(transform, source) and op in (_O.LT, _O.LT_EQ, _O.GT, _O.GT_EQ):
+            return (
+                _hour_strict(op, ref, value, f, source)
+                if strict
+                else _hour_inclusive(op, ref, value, f, source)
+            )
         if strict:
             return _fix_strict_time(_monotone_strict(op, ref, value, f, source, None))
         return _fix_inclusive_time(_monotone(op, ref, value, f, source, None))

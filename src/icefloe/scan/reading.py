@@ -3,6 +3,9 @@
 Each task's data file is read projected by field id to the scan's read schema (so renamed and
 added columns come back right), its position deletes are removed, and its residual filter is
 applied exactly. Batches stream: memory is bounded by a batch, not by the table.
+
+A task that covers part of its file (a split from ``plan_tasks()``) reads the row groups of its
+byte range only (Parquet's midpoint rule); deletes and ``_pos`` keep the file's positions.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from icefloe.arrow.reader import read_parquet, read_position_deletes
+from icefloe.arrow.reader import read_parquet, read_position_deletes, split_row_ranges
 from icefloe.arrow.row_filter import to_arrow_expression
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, bind
@@ -59,6 +62,8 @@ def read_batches(
         kwargs: dict[str, Any] = {}
         if batch_size is not None:
             kwargs["batch_size"] = batch_size
+        if not task.is_whole_file:
+            kwargs["byte_range"] = (task.start, task.length)
         if task.file.file_format != FileFormat.PARQUET:
             raise UnsupportedFeatureError(
                 f"data file {task.file.file_path} is {task.file.file_format.value}; icefloe reads Parquet data files"
@@ -78,9 +83,25 @@ def read_batches(
 
 
 def task_row_count(io: FileIO, task: FileScanTask) -> int:
-    """The rows of a task without a residual: its record count minus its deleted positions."""
+    """The rows of a task without a residual: its record count minus its deleted positions.
+
+    For a split (part of a file) the rows are those of its row groups (read from the file's
+    footer), minus the deleted positions among them.
+    """
     positions = _deleted_positions(io, task)
-    return task.file.record_count - (len(positions) if positions is not None else 0)
+    if task.is_whole_file:
+        return task.file.record_count - (len(positions) if positions is not None else 0)
+    if task.file.file_format != FileFormat.PARQUET:
+        raise UnsupportedFeatureError(
+            f"data file {task.file.file_path} is {task.file.file_format.value}; icefloe reads Parquet data files"
+        )
+    total = 0
+    for first, count in split_row_ranges(io, task.file.file_path, task.start, task.length):
+        total += count
+        if positions is not None:
+            lo, hi = np.searchsorted(positions, [first, first + count])
+            total -= int(hi - lo)
+    return total
 
 
 def _deleted_positions(io: FileIO, task: FileScanTask) -> np.ndarray | None:

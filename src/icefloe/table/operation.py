@@ -73,7 +73,17 @@ class PendingUpdate(ABC, Generic[R]):
         """The value ``apply()`` returns."""
 
     def apply(self) -> R:
-        """The result of this operation on the current metadata, without committing."""
+        """The result of this operation on the current metadata, without committing.
+
+        Like Java's ``apply()``, it may write files (new manifests and a manifest list) that a
+        later ``commit()`` of the same operation reuses; an operation that is applied and then
+        abandoned leaves them behind.
+
+        Raises:
+            ValidationError: the operation was already committed (staged in a transaction):
+                re-producing it would replace the files its staged changes reference.
+        """
+        self._check_mutable()
         base = self._base
         return self._result(base, self._produce(base))
 

@@ -1,9 +1,17 @@
-"""TableScan: the immutable scan builder of ``table.new_scan()``.
+"""The immutable scan builders: ``new_scan()``, ``new_batch_scan()``, ``new_incremental_append_scan()``.
 
 Every builder method returns a new scan. As in Java, a scan of a snapshot id, a tag or a point
 in time reads with the schema that snapshot was written with; a branch or the current state
 reads with the table's current schema. Filters are expressions or SQL strings; planning prunes
 manifests and files with them, and the residual of each file is applied to its rows.
+
+- :class:`TableScan` (Java's ``TableScan``): one snapshot. ``plan_files()`` gives one task per
+  data file; ``plan_tasks()`` splits files at their row groups and packs the splits into
+  groups of about ``read.split.target-size`` (see :mod:`icefloe.scan.splitting`).
+- :class:`BatchScan` (Java's ``BatchScan``): the same builder; its outputs read through the
+  task groups of ``plan_tasks()``, as a distributed engine would.
+- :class:`IncrementalAppendScan` (Java's ``IncrementalAppendScan``): the rows that ``append``
+  snapshots added between two snapshots of one lineage, read with the current schema.
 """
 
 from __future__ import annotations
@@ -11,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pyarrow as pa
 
@@ -19,97 +27,67 @@ from icefloe._util.optional import import_optional
 from icefloe.arrow.schema import schema_to_arrow
 from icefloe.errors import NoSuchSnapshotError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, always_true, and_, parse
-from icefloe.scan import FileScanTask, plan_files, read_batches, referenced_columns, task_row_count
+from icefloe.scan import (
+    CombinedScanTask,
+    FileScanTask,
+    SplitOptions,
+    appends_between,
+    plan_appended_files,
+    plan_files,
+    plan_task_groups,
+    read_batches,
+    referenced_columns,
+    resolve_range,
+    task_row_count,
+)
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 
 if TYPE_CHECKING:
     from icefloe.table.table import Table
 
-__all__ = ["TableScan"]
+__all__ = ["BatchScan", "IncrementalAppendScan", "TableScan"]
 
 
 @dataclass(frozen=True)
-class TableScan:
+class _Scan:
+    """What every scan shares: the filter, the columns, options, task planning and reading."""
+
     table: Table
     row_filter: BooleanExpression = field(default_factory=always_true)
     selected: tuple[str, ...] = ("*",)
     is_case_sensitive: bool = True
-    snapshot_id: int | None = None
-    ref: str | None = None
-    as_of_ms: int | None = None
     options: dict[str, str] = field(default_factory=dict)
 
     # ---- builder -----------------------------------------------------------------------------
 
-    def filter(self, expr: BooleanExpression | str) -> TableScan:
+    def filter(self, expr: BooleanExpression | str) -> Self:
         """AND a filter into the scan: an expression or a SQL string (``"a > 1 AND b IS NULL"``)."""
         parsed = parse(expr) if isinstance(expr, str) else expr
         if not isinstance(parsed, BooleanExpression):
             raise ValidationError(f"filter must be an expression or a SQL string, not {expr!r}")
         return replace(self, row_filter=and_(self.row_filter, parsed))
 
-    def select(self, *columns: str) -> TableScan:
+    def select(self, *columns: str) -> Self:
         if len(columns) == 1 and isinstance(columns[0], (list, tuple)):
             columns = tuple(columns[0])
         return replace(self, selected=tuple(columns) or ("*",))
 
-    def case_sensitive(self, value: bool = True) -> TableScan:
+    def case_sensitive(self, value: bool = True) -> Self:
         return replace(self, is_case_sensitive=value)
 
-    def use_snapshot(self, snapshot_id: int) -> TableScan:
-        self._check_time_travel_unset()
-        if self.table.metadata.snapshot_by_id(snapshot_id) is None:
-            raise NoSuchSnapshotError(f"table {self.table.name()} has no snapshot {snapshot_id}")
-        return replace(self, snapshot_id=snapshot_id)
-
-    def use_ref(self, name: str) -> TableScan:
-        self._check_time_travel_unset()
-        if name not in self.table.metadata.refs:
-            raise NoSuchSnapshotError(f"table {self.table.name()} has no branch or tag '{name}'")
-        return replace(self, ref=name)
-
-    def as_of_time(self, timestamp: int | dt.datetime) -> TableScan:
-        """Read the snapshot that was current at ``timestamp`` (epoch millis or a datetime)."""
-        self._check_time_travel_unset()
-        if isinstance(timestamp, dt.datetime):
-            if timestamp.tzinfo is None:
-                timestamp = timestamp.replace(tzinfo=dt.UTC)
-            timestamp = int(timestamp.timestamp() * 1000)
-        self.table.metadata.snapshot_as_of(timestamp)  # raises if the table had no snapshot then
-        return replace(self, as_of_ms=timestamp)
-
-    def option(self, key: str, value: str) -> TableScan:
-        return replace(self, options={**self.options, key: value})
-
-    def _check_time_travel_unset(self) -> None:
-        if self.snapshot_id is not None or self.ref is not None or self.as_of_ms is not None:
-            raise ValidationError(
-                "a scan reads one snapshot: use only one of use_snapshot, use_ref, as_of_time"
-            )
+    def option(self, key: str, value: str) -> Self:
+        """Set a scan option. Split planning reads ``read.split.target-size`` (or Spark's
+        ``split-size``), ``read.split.planning-lookback`` (``lookback``) and
+        ``read.split.open-file-cost`` (``file-open-cost``); they override the table
+        properties of the same names."""
+        return replace(self, options={**self.options, key: str(value)})
 
     # ---- what the scan reads -----------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot | None:
-        metadata = self.table.metadata
-        if self.snapshot_id is not None:
-            return metadata.snapshot(self.snapshot_id)
-        if self.ref is not None:
-            return metadata.snapshot(self.ref)
-        if self.as_of_ms is not None:
-            return metadata.snapshot_as_of(self.as_of_ms)
-        return metadata.current_snapshot()
-
     def _table_schema(self) -> Schema:
         """The schema rows are read with (before column selection)."""
-        metadata = self.table.metadata
-        time_travel = self.snapshot_id is not None or self.as_of_ms is not None
-        if self.ref is not None and metadata.refs[self.ref].is_tag:
-            time_travel = True
-        snapshot = self.snapshot()
-        if time_travel and snapshot is not None:
-            return metadata.schema_for_snapshot(snapshot)
-        return metadata.schema()
+        return self.table.metadata.schema()
 
     def schema(self) -> Schema:
         """The projected schema of the rows this scan returns."""
@@ -117,19 +95,41 @@ class TableScan:
 
     # ---- planning ----------------------------------------------------------------------------
 
-    def plan_files(self) -> list[FileScanTask]:
-        """One task per data file that may hold matching rows, with its deletes and residual."""
-        snapshot = self.snapshot()
-        if snapshot is None:
-            return []
-        return plan_files(
-            self.table.io(),
-            self.table.metadata,
-            snapshot,
-            self.row_filter,
-            schema=self._table_schema(),
-            case_sensitive=self.is_case_sensitive,
-        )
+    def plan_files(self) -> list[FileScanTask]:  # pragma: no cover - every scan overrides it
+        raise NotImplementedError
+
+    def split_options(self) -> SplitOptions:
+        """The split size, lookback and open-file cost: scan options, else table properties,
+        else Java's defaults (128 MiB, 10, 4 MiB).
+
+        Raises:
+            ValidationError: a value that is not an integer, or out of range (naming it).
+        """
+        return SplitOptions.resolve(self.table.metadata.properties, self.options)
+
+    def target_split_size(self) -> int:
+        return self.split_options().split_size
+
+    def split_lookback(self) -> int:
+        return self.split_options().lookback
+
+    def split_open_file_cost(self) -> int:
+        return self.split_options().open_file_cost
+
+    def plan_tasks(self) -> list[CombinedScanTask]:
+        """The planned files, split and packed into groups (Java's ``planTasks()``).
+
+        Files are split at their row groups (``split_offsets``; files without usable offsets
+        at ``read.split.target-size``), and the splits packed into groups of about that many
+        bytes, counting each split's delete files and at least ``read.split.open-file-cost``
+        per file; neighbouring splits of a file in one group are merged into one range. Each
+        group is a unit of work; its tasks carry ``start`` and ``length``, and reading every
+        group reads every row of the scan exactly once.
+        """
+        return plan_task_groups(self.plan_files(), self.split_options())
+
+    def _tasks_to_read(self) -> list[FileScanTask]:
+        return self.plan_files()
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -142,7 +142,7 @@ class TableScan:
         read_schema = table_schema.select(
             *_union(self.selected, needed), case_sensitive=self.is_case_sensitive
         )
-        tasks = self.plan_files()
+        tasks = self._tasks_to_read()
         output_schema = schema_to_arrow(projected)
         for batch in read_batches(
             self.table.io(),
@@ -198,6 +198,188 @@ class TableScan:
             )
             total += sum(batch.num_rows for batch in batches)
         return total
+
+
+@dataclass(frozen=True)
+class TableScan(_Scan):
+    """A scan of one snapshot (``table.new_scan()``): the current one, or the one chosen with
+    ``use_snapshot``, ``use_ref`` or ``as_of_time``."""
+
+    snapshot_id: int | None = None
+    ref: str | None = None
+    as_of_ms: int | None = None
+
+    # ---- builder -----------------------------------------------------------------------------
+
+    def use_snapshot(self, snapshot_id: int) -> Self:
+        self._check_time_travel_unset()
+        if self.table.metadata.snapshot_by_id(snapshot_id) is None:
+            raise NoSuchSnapshotError(f"table {self.table.name()} has no snapshot {snapshot_id}")
+        return replace(self, snapshot_id=snapshot_id)
+
+    def use_ref(self, name: str) -> Self:
+        self._check_time_travel_unset()
+        if name not in self.table.metadata.refs:
+            raise NoSuchSnapshotError(f"table {self.table.name()} has no branch or tag '{name}'")
+        return replace(self, ref=name)
+
+    def as_of_time(self, timestamp: int | dt.datetime) -> Self:
+        """Read the snapshot that was current at ``timestamp`` (epoch millis or a datetime)."""
+        self._check_time_travel_unset()
+        if isinstance(timestamp, dt.datetime):
+            if timestamp.tzinfo is None:
+                timestamp = timestamp.replace(tzinfo=dt.UTC)
+            timestamp = int(timestamp.timestamp() * 1000)
+        self.table.metadata.snapshot_as_of(timestamp)  # raises if the table had no snapshot then
+        return replace(self, as_of_ms=timestamp)
+
+    def _check_time_travel_unset(self) -> None:
+        if self.snapshot_id is not None or self.ref is not None or self.as_of_ms is not None:
+            raise ValidationError(
+                "a scan reads one snapshot: use only one of use_snapshot, use_ref, as_of_time"
+            )
+
+    # ---- what the scan reads -----------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot | None:
+        metadata = self.table.metadata
+        if self.snapshot_id is not None:
+            return metadata.snapshot(self.snapshot_id)
+        if self.ref is not None:
+            return metadata.snapshot(self.ref)
+        if self.as_of_ms is not None:
+            return metadata.snapshot_as_of(self.as_of_ms)
+        return metadata.current_snapshot()
+
+    def _table_schema(self) -> Schema:
+        metadata = self.table.metadata
+        time_travel = self.snapshot_id is not None or self.as_of_ms is not None
+        if self.ref is not None and metadata.refs[self.ref].is_tag:
+            time_travel = True
+        snapshot = self.snapshot()
+        if time_travel and snapshot is not None:
+            return metadata.schema_for_snapshot(snapshot)
+        return metadata.schema()
+
+    # ---- planning ----------------------------------------------------------------------------
+
+    def plan_files(self) -> list[FileScanTask]:
+        """One task per data file that may hold matching rows, with its deletes and residual."""
+        snapshot = self.snapshot()
+        if snapshot is None:
+            return []
+        return plan_files(
+            self.table.io(),
+            self.table.metadata,
+            snapshot,
+            self.row_filter,
+            schema=self._table_schema(),
+            case_sensitive=self.is_case_sensitive,
+        )
+
+
+@dataclass(frozen=True)
+class BatchScan(TableScan):
+    """``table.new_batch_scan()``: a :class:`TableScan` whose outputs (``to_arrow()``,
+    ``to_batches()``, ...) read through the task groups of ``plan_tasks()``, group by group
+    (Java's ``BatchScan``)."""
+
+    def _tasks_to_read(self) -> list[FileScanTask]:
+        return [task for group in self.plan_tasks() for task in group.tasks]
+
+
+@dataclass(frozen=True)
+class IncrementalAppendScan(_Scan):
+    """``table.new_incremental_append_scan()``: the data files ``append`` snapshots added after
+    a start snapshot, up to an end snapshot (Java's ``IncrementalAppendScan``).
+
+    The range follows the end snapshot's parents back to the start: ``from_snapshot_exclusive``
+    (the start's own appends are not included; the start may be expired) or
+    ``from_snapshot_inclusive`` (they are); without a start, the end's whole ancestry. The end is
+    ``to_snapshot`` or the current snapshot. ``overwrite``, ``replace`` and ``delete`` snapshots
+    in the range contribute nothing. Files are read with the table's current schema and, as in
+    Java, without applying delete files: the rows as they were appended.
+    """
+
+    from_snapshot_id: int | None = None
+    from_inclusive: bool = False
+    to_snapshot_id: int | None = None
+
+    # ---- builder -----------------------------------------------------------------------------
+
+    def from_snapshot_inclusive(self, snapshot: int | str) -> Self:
+        """Start at this snapshot (an id, or a tag or branch name), its own appends included.
+
+        Raises:
+            NoSuchSnapshotError: the table has no such snapshot.
+        """
+        snapshot_id = self._snapshot_id(snapshot, "start snapshot")
+        return replace(self, from_snapshot_id=snapshot_id, from_inclusive=True)
+
+    def from_snapshot_exclusive(self, snapshot: int | str) -> Self:
+        """Start after this snapshot (an id, or a tag or branch name). The id may be of an
+        expired snapshot, as long as it is the parent of one of the end snapshot's ancestors."""
+        snapshot_id = snapshot if isinstance(snapshot, int) else self._snapshot_id(snapshot, "start snapshot")
+        return replace(self, from_snapshot_id=snapshot_id, from_inclusive=False)
+
+    def to_snapshot(self, snapshot: int | str) -> Self:
+        """End at this snapshot, included (an id, or a tag or branch name); default: current.
+
+        Raises:
+            NoSuchSnapshotError: the table has no such snapshot.
+        """
+        return replace(self, to_snapshot_id=self._snapshot_id(snapshot, "end snapshot"))
+
+    def _snapshot_id(self, snapshot: int | str, what: str) -> int:
+        metadata = self.table.metadata
+        if isinstance(snapshot, str):
+            found = metadata.snapshot_by_name(snapshot)
+            if found is None:
+                raise NoSuchSnapshotError(
+                    f"table {self.table.name()} has no branch or tag '{snapshot}' ({what})"
+                )
+            return found.snapshot_id
+        if metadata.snapshot_by_id(snapshot) is None:
+            raise NoSuchSnapshotError(f"table {self.table.name()} has no snapshot {snapshot} ({what})")
+        return snapshot
+
+    # ---- what the scan reads -----------------------------------------------------------------
+
+    def snapshots(self) -> list[Snapshot]:
+        """The append snapshots whose files the scan reads, oldest first.
+
+        Raises:
+            NoSuchSnapshotError: no end snapshot is set and the table has no current snapshot
+                while a start is set.
+            SnapshotNotAncestorError: the start is not in the end snapshot's history.
+        """
+        metadata = self.table.metadata
+        bounds = resolve_range(
+            metadata,
+            from_snapshot_id=self.from_snapshot_id,
+            from_inclusive=self.from_inclusive,
+            to_snapshot_id=self.to_snapshot_id,
+        )
+        if bounds is None:
+            return []
+        return list(reversed(appends_between(metadata, *bounds)))
+
+    # ---- planning ----------------------------------------------------------------------------
+
+    def plan_files(self) -> list[FileScanTask]:
+        """One task per data file the range's appends added that may hold matching rows
+        (oldest snapshot first), with its residual and no delete files."""
+        snapshots = self.snapshots()
+        if not snapshots:
+            return []
+        return plan_appended_files(
+            self.table.io(),
+            self.table.metadata,
+            list(reversed(snapshots)),
+            self.row_filter,
+            schema=self._table_schema(),
+            case_sensitive=self.is_case_sensitive,
+        )
 
 
 def _union(selected: tuple[str, ...], needed: list[str]) -> list[str]:

@@ -8,7 +8,9 @@ at the parent). Operations plug in small strategies instead of subclassing deepl
 
 - ``_validate(base, parent)`` for conflict checks (re-run on every retry);
 - ``_new_manifests(base, parent)`` for the manifests holding this operation's changes;
-- ``_carried_manifests(base, parent)`` for what is kept from the parent.
+- ``_carried_manifests(base, parent)`` for what is kept from the parent;
+- ``_merger`` (optional): a ``ManifestMergeManager`` (``table/manifest_merge.py``) that
+  bin-packs the new and carried manifests into fewer, larger ones (the merging append).
 
 Manifests written for the changes are reused across retries as long as they stay valid; a
 retry rewrites only the manifest list (its sequence number changes). Files written by failed
@@ -17,6 +19,7 @@ attempts are deleted once the outcome is known (never when it is unknown).
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.io.locations import metadata_location
-from icefloe.manifests import ManifestWriter, write_manifest_list
+from icefloe.manifests import UNASSIGNED_SEQ, ManifestWriter, write_manifest_list
 from icefloe.spec.manifest import ContentFile, ManifestContent, ManifestFile
 from icefloe.spec.snapshots import MAIN_BRANCH, Snapshot, SnapshotRefType, new_snapshot_id
 from icefloe.spec.table_metadata import TableMetadata
@@ -36,6 +39,7 @@ from icefloe.spec.updates import (
     TableRequirement,
     TableUpdate,
 )
+from icefloe.table.manifest_merge import ManifestMergeManager
 from icefloe.table.operation import Changes, PendingUpdate
 from icefloe.table.properties import AVRO_COMPRESSION, WRITE_SUMMARY_PARTITION_LIMIT, int_property
 from icefloe.table.summary import SummaryBuilder, with_totals
@@ -44,7 +48,9 @@ if TYPE_CHECKING:
     from icefloe.io import FileIO
     from icefloe.table.transaction import Transaction
 
-__all__ = ["SnapshotProducer"]
+__all__ = ["SnapshotProducer", "inherits_ids"]
+
+log = logging.getLogger(__name__)
 
 
 class SnapshotProducer(PendingUpdate[Snapshot]):
@@ -65,6 +71,8 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
         # Data files written for this operation by a convenience (table.append(data), ...):
         # deleted if the commit definitely fails, kept otherwise.
         self._owned_data_files: list[str] = []
+        # The merge strategy of merging producers (new_append()); None keeps every manifest.
+        self._merger: ManifestMergeManager | None = None
 
     # ---- builder methods common to all producers ---------------------------------------------
 
@@ -93,6 +101,7 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
 
     def delete_on_failure(self, paths: Iterable[str]) -> SnapshotProducer:
         """Files this operation should delete if its commit definitely fails (not if unknown)."""
+        self._check_mutable()
         self._owned_data_files.extend(paths)
         return self
 
@@ -126,6 +135,27 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
         name = f"{self._commit_uuid}-m{self._manifest_count - 1}.avro"
         return metadata_location(base.location, base.properties, name)
 
+    def _new_manifest_writer(
+        self, base: TableMetadata, spec_id: int, content: ManifestContent = ManifestContent.DATA
+    ) -> ManifestWriter:
+        """A writer for a new manifest of this snapshot, remembered for cleanup.
+
+        The file only exists once the writer is closed; it is deleted with the other files of
+        this operation if the commit fails or the committed snapshot does not use it.
+        """
+        location = self._new_manifest_location(base)
+        self._written.append(location)
+        return ManifestWriter(
+            self._io,
+            location,
+            spec=base.spec_by_id(spec_id),
+            schema=base.schema(),
+            format_version=base.format_version,
+            snapshot_id=self._snapshot_id,
+            content=content,
+            codec=base.properties.get(AVRO_COMPRESSION, "gzip"),
+        )
+
     def _write_manifest(
         self,
         base: TableMetadata,
@@ -134,29 +164,36 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
         added: Iterable[ContentFile] = (),
     ) -> ManifestFile:
         """Write a manifest of ADDED entries for ``spec_id`` and remember it for cleanup."""
-        location = self._new_manifest_location(base)
-        spec = base.spec_by_id(spec_id)
-        self._written.append(location)
-        with ManifestWriter(
-            self._io,
-            location,
-            spec=spec,
-            schema=base.schema(),
-            format_version=base.format_version,
-            snapshot_id=self._snapshot_id,
-            content=content,
-            codec=base.properties.get(AVRO_COMPRESSION, "gzip"),
-        ) as writer:
+        with self._new_manifest_writer(base, spec_id, content) as writer:
             for file in added:
                 writer.add(file)
         return writer.to_manifest_file()
 
-    def _delete_written(self, keep: Sequence[str] = ()) -> None:
+    def _delete_files(self, paths: Sequence[str], *, quiet: bool = False) -> None:
+        """Delete files this operation wrote and no longer uses (and forget them).
+
+        With ``quiet``, a failure is only logged: the files stay tracked, and the cleanup
+        after the commit tries again (a commit must not fail over garbage).
+        """
+        doomed = set(paths)
+        if not doomed:
+            return
+        try:
+            self._io.delete_many(list(doomed))
+        except Exception:
+            if not quiet:
+                raise
+            log.warning(
+                "could not delete %d unused files of %s; retrying after the commit", len(doomed), self
+            )
+            return
+        self._written = [p for p in self._written if p not in doomed]
+        if self._merger is not None:
+            self._merger.discard(doomed)
+
+    def _delete_written(self, keep: Sequence[str] = (), *, quiet: bool = False) -> None:
         keep_set = set(keep)
-        doomed = [p for p in self._written if p not in keep_set]
-        if doomed:
-            self._io.delete_many(doomed)
-        self._written = [p for p in self._written if p in keep_set]
+        self._delete_files([p for p in self._written if p not in keep_set], quiet=quiet)
 
     # ---- PendingUpdate -----------------------------------------------------------------------
 
@@ -170,7 +207,12 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
     def _produce(self, base: TableMetadata) -> Changes:
         parent = self._parent(base)
         self._validate(base, parent)
-        manifests = self._new_manifests(base, parent) + self._carried_manifests(base, parent)
+        new_manifests = self._new_manifests(base, parent)
+        carried = self._carried_manifests(base, parent)
+        if self._merger is not None:
+            manifests = self._merger.merge(base, new_manifests, carried)
+        else:
+            manifests = [*new_manifests, *carried]
 
         self._attempt += 1
         sequence_number = base.last_sequence_number + 1 if base.format_version > 1 else 0
@@ -232,13 +274,39 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
         raise ValidationException("operation produced no snapshot")
 
     def _after_commit(self, committed: Changes) -> None:
-        self._delete_written(keep=committed.written_files)
+        # The commit happened: failing to delete garbage must not make it look failed.
+        self._delete_written(keep=committed.written_files, quiet=True)
 
     def _abort(self) -> None:
-        self._delete_written()
+        # Best effort for every file at once: one failed delete must not leave the others
+        # (data files written by a convenience included) behind, nor hide the commit's error.
+        self._delete_written(quiet=True)
         if self._owned_data_files:
-            self._io.delete_many(self._owned_data_files)
+            self._io.delete_quietly(self._owned_data_files)
             self._owned_data_files = []
+
+
+def inherits_ids(base: TableMetadata, manifest: ManifestFile) -> bool:
+    """Whether a manifest written outside the commit (appended, or added to a manifest
+    rewrite) can be committed as it is: the table is v2+ and the manifest's row leaves its
+    snapshot id, sequence number and first row id to the commit (a manifest written with
+    ``snapshot_id=None`` and not committed yet), with every count known. Otherwise the
+    commit copies its entries into a manifest of its own, as Java does."""
+    return (
+        base.format_version >= 2
+        and manifest.added_snapshot_id is None
+        and manifest.sequence_number == UNASSIGNED_SEQ
+        and manifest.first_row_id is None
+        and None
+        not in (
+            manifest.added_files_count,
+            manifest.existing_files_count,
+            manifest.deleted_files_count,
+            manifest.added_rows_count,
+            manifest.existing_rows_count,
+            manifest.deleted_rows_count,
+        )
+    )
 
 
 def _timestamp_after(parent: Snapshot | None, base: TableMetadata) -> int:

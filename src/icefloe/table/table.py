@@ -21,7 +21,8 @@ from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.append import FastAppend, MergeAppend
 from icefloe.table.data import append_data
-from icefloe.table.scan import TableScan
+from icefloe.table.rewrite_manifests import RewriteManifests
+from icefloe.table.scan import BatchScan, IncrementalAppendScan, TableScan
 from icefloe.table.transaction import Transaction
 from icefloe.table.update_properties import UpdateProperties
 
@@ -169,6 +170,16 @@ class Table:
         """A scan of the current snapshot (immutable builder; see TableScan)."""
         return TableScan(self)
 
+    def new_batch_scan(self) -> BatchScan:
+        """A batch scan: a TableScan whose reads go through ``plan_tasks()`` groups (Java's
+        ``newBatchScan()``)."""
+        return BatchScan(self)
+
+    def new_incremental_append_scan(self) -> IncrementalAppendScan:
+        """The data files appended between two snapshots (Java's ``newIncrementalAppendScan()``;
+        see IncrementalAppendScan)."""
+        return IncrementalAppendScan(self)
+
     def scan(self, **options: Any) -> TableScan:
         """Shortcut: ``table.scan(filter=..., columns=[...], snapshot_id=...)``."""
         scan = TableScan(self)
@@ -204,6 +215,11 @@ class Table:
 
     def update_properties(self) -> UpdateProperties:
         return UpdateProperties(self._autocommit(), autocommit=True)
+
+    def rewrite_manifests(self) -> RewriteManifests:
+        """Rewrite the current snapshot's manifests (``cluster_by``, ``rewrite_if``,
+        ``add_manifest``, ``delete_manifest``); see ``table/rewrite_manifests.py``."""
+        return RewriteManifests(self._autocommit(), autocommit=True)
 
     # ---- data conveniences ---------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from icefloe.table.append import FastAppend, MergeAppend
 from icefloe.table.data import append_data
 from icefloe.table.operation import Changes, PendingUpdate
 from icefloe.table.properties import CommitRetryOptions
+from icefloe.table.rewrite_manifests import RewriteManifests
 from icefloe.table.update_properties import UpdateProperties
 
 if TYPE_CHECKING:
@@ -92,6 +93,9 @@ class Transaction:
 
     def update_properties(self) -> UpdateProperties:
         return UpdateProperties(self, autocommit=False)
+
+    def rewrite_manifests(self) -> RewriteManifests:
+        return RewriteManifests(self, autocommit=False)
 
     def append(self, data: Any, *, snapshot_properties: dict[str, str] | None = None) -> Snapshot | None:
         """Write ``data`` and stage an append of it (see ``Table.append``)."""
