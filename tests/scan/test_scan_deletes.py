@@ -8,6 +8,7 @@ written with pyarrow, a delete manifest, a manifest list, and the snapshot.
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -15,8 +16,12 @@ import pytest
 
 from icefloe import Catalog, DataFile, DeleteFile, Snapshot, Table
 from icefloe.errors import UnsupportedFeatureError
+from icefloe.expressions import always_true
+from icefloe.io import LocalFileIO
 from icefloe.manifests import ManifestWriter, write_manifest_list
+from icefloe.scan import FileScanTask, PositionDeletes, task_row_count
 from icefloe.spec.manifest import ManifestContent
+from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.snapshots import new_snapshot_id
 from icefloe.spec.updates import AddSnapshot, AssertRefSnapshotId, SetSnapshotRef
 from table.helpers import ARROW_SCHEMA, local, rows, sorted_rows
@@ -179,3 +184,58 @@ def test_unsupported_delete_kinds_fail_loudly(memory_catalog: Catalog) -> None:
     assert sorted_rows(
         table.new_scan().use_snapshot(table.snapshots()[0].snapshot_id).to_arrow()
     ) == sorted_rows(rows(3))
+
+
+class _CountingIO(LocalFileIO):
+    """Counts how often each location is opened (through either access path)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: dict[str, int] = {}
+
+    def _count(self, location: str) -> None:
+        self.opened[location] = self.opened.get(location, 0) + 1
+
+    def new_input(self, location: str, *, length: int | None = None):  # type: ignore[no-untyped-def]
+        self._count(location)
+        return super().new_input(location, length=length)
+
+    def arrow_filesystem(self, location: str):  # type: ignore[no-untyped-def]
+        self._count(location)
+        return super().arrow_filesystem(location)
+
+
+def test_a_delete_file_shared_by_many_data_files_is_read_once_per_scan(tmp_path: Path) -> None:
+    path = tmp_path / "deletes.parquet"
+    pq.write_table(
+        pa.table([["a.parquet", "a.parquet", "b.parquet"], [0, 3, 1]], schema=POSITION_SCHEMA), path
+    )
+    spec = PartitionSpec()
+    delete = (
+        DataFile.builder(spec)
+        .of_position_deletes()
+        .with_path(str(path))
+        .with_format("parquet")
+        .with_file_size_in_bytes(path.stat().st_size)
+        .with_record_count(3)
+        .build()
+    )
+
+    def task(data_path: str) -> FileScanTask:
+        data = (
+            DataFile.builder(spec)
+            .with_path(data_path)
+            .with_format("parquet")
+            .with_file_size_in_bytes(100)
+            .with_record_count(10)
+            .build()
+        )
+        return FileScanTask(data, (delete,), always_true(), spec, 0, 100)
+
+    io = _CountingIO()
+    deletes = PositionDeletes(io)
+    assert deletes.for_task(task("a.parquet")).tolist() == [0, 3]
+    assert deletes.for_task(task("b.parquet")).tolist() == [1]
+    assert deletes.for_task(task("c.parquet")) is None
+    assert io.opened == {str(path): 1}
+    assert task_row_count(io, task("a.parquet"), deletes) == 8

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from icefloe.arrow.reader import read_parquet, read_position_deletes, split_row_ranges
 from icefloe.arrow.row_filter import to_arrow_expression
-from icefloe.errors import UnsupportedFeatureError
+from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, bind
 from icefloe.io import FileIO
 from icefloe.scan.tasks import FileScanTask
@@ -28,7 +28,41 @@ from icefloe.spec.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, NameMapping
 from icefloe.spec.schema import Schema
 from icefloe.spec.table_metadata import TableMetadata
 
-__all__ = ["read_batches", "task_row_count"]
+__all__ = ["PositionDeletes", "read_batches", "task_row_count"]
+
+
+class PositionDeletes:
+    """The deleted positions of a scan's delete files, each file read once.
+
+    A position delete file usually holds deletes for many data files; reading it again for
+    every data file it applies to would cost a footer read and a scan per task (slow on object
+    stores). One instance serves one scan; it holds the positions of the files it has read.
+    """
+
+    def __init__(self, io: FileIO):
+        self._io = io
+        self._by_delete_file: dict[str, dict[str, np.ndarray]] = {}
+
+    def for_task(self, task: FileScanTask) -> np.ndarray | None:
+        """The sorted, unique deleted positions of the task's data file, or None."""
+        arrays = []
+        for delete in task.deletes:
+            if delete.content != FileContent.POSITION_DELETES or delete.file_format == FileFormat.PUFFIN:
+                raise UnsupportedFeatureError(
+                    f"delete file {delete.file_path} ({delete.content.name.lower()}, "
+                    f"{delete.file_format.value}) cannot be applied by this version of icefloe"
+                )
+            found = self._by_delete_file.get(delete.file_path)
+            if found is None:
+                found = self._by_delete_file[delete.file_path] = read_position_deletes(
+                    self._io, delete.file_path
+                )
+            positions = found.get(task.file.file_path)
+            if positions is not None:
+                arrays.append(positions)
+        if not arrays:
+            return None
+        return np.unique(np.concatenate(arrays))
 
 
 def read_batches(
@@ -51,10 +85,11 @@ def read_batches(
         batch_size: the maximum rows per batch.
     """
     name_mapping = _name_mapping(metadata)
+    deletes = PositionDeletes(io)
     for task in tasks:
         if isinstance(task.residual, AlwaysFalse):
             continue
-        positions = _deleted_positions(io, task)
+        positions = deletes.for_task(task)
         residual = None
         if not isinstance(task.residual, AlwaysTrue):
             bound = bind(read_schema, task.residual, case_sensitive=case_sensitive)
@@ -82,13 +117,21 @@ def read_batches(
         )
 
 
-def task_row_count(io: FileIO, task: FileScanTask) -> int:
+def task_row_count(io: FileIO, task: FileScanTask, deletes: PositionDeletes | None = None) -> int:
     """The rows of a task without a residual: its record count minus its deleted positions.
 
     For a split (part of a file) the rows are those of its row groups (read from the file's
-    footer), minus the deleted positions among them.
+    footer), minus the deleted positions among them. Pass one ``deletes`` for all the tasks of
+    a scan so each delete file is read once.
+
+    Raises:
+        ValidationError: the task has a residual filter (its count needs the rows).
     """
-    positions = _deleted_positions(io, task)
+    if not isinstance(task.residual, AlwaysTrue):
+        raise ValidationError(
+            f"task of {task.file.file_path} has a residual filter ({task.residual}); count its rows by reading"
+        )
+    positions = (deletes or PositionDeletes(io)).for_task(task)
     if task.is_whole_file:
         return task.file.record_count - (len(positions) if positions is not None else 0)
     if task.file.file_format != FileFormat.PARQUET:
@@ -102,22 +145,6 @@ def task_row_count(io: FileIO, task: FileScanTask) -> int:
             lo, hi = np.searchsorted(positions, [first, first + count])
             total -= int(hi - lo)
     return total
-
-
-def _deleted_positions(io: FileIO, task: FileScanTask) -> np.ndarray | None:
-    arrays = []
-    for delete in task.deletes:
-        if delete.content != FileContent.POSITION_DELETES or delete.file_format == FileFormat.PUFFIN:
-            raise UnsupportedFeatureError(
-                f"delete file {delete.file_path} ({delete.content.name.lower()}, {delete.file_format.value}) "
-                "cannot be applied by this version of icefloe"
-            )
-        found = read_position_deletes(io, delete.file_path, data_files={task.file.file_path})
-        if task.file.file_path in found:
-            arrays.append(found[task.file.file_path])
-    if not arrays:
-        return None
-    return np.unique(np.concatenate(arrays))
 
 
 def _identity_constants(task: FileScanTask, read_schema: Schema) -> dict[int, Any]:

@@ -30,6 +30,7 @@ from icefloe.expressions import AlwaysTrue, BooleanExpression, always_true, and_
 from icefloe.scan import (
     CombinedScanTask,
     FileScanTask,
+    PositionDeletes,
     SplitOptions,
     appends_between,
     plan_appended_files,
@@ -181,20 +182,21 @@ class _Scan:
     def count(self) -> int:
         """The number of matching rows; answered from metadata (and delete files) when the
         residual filter is trivially true, by reading only the filter's columns otherwise."""
+        io = self.table.io()
+        deletes = PositionDeletes(io)  # one read per delete file for the whole count
         total = 0
-        table_schema = self._table_schema()
-        needed = referenced_columns(self.row_filter, table_schema, case_sensitive=self.is_case_sensitive)
+        to_read = []
         for task in self.plan_files():
             if isinstance(task.residual, AlwaysTrue):
-                total += task_row_count(self.table.io(), task)
-                continue
+                total += task_row_count(io, task, deletes)
+            else:
+                to_read.append(task)
+        if to_read:
+            table_schema = self._table_schema()
+            needed = referenced_columns(self.row_filter, table_schema, case_sensitive=self.is_case_sensitive)
             read_schema = table_schema.select(*needed, case_sensitive=self.is_case_sensitive)
             batches = read_batches(
-                self.table.io(),
-                self.table.metadata,
-                [task],
-                read_schema,
-                case_sensitive=self.is_case_sensitive,
+                io, self.table.metadata, to_read, read_schema, case_sensitive=self.is_case_sensitive
             )
             total += sum(batch.num_rows for batch in batches)
         return total
