@@ -359,6 +359,8 @@ class _FileWriter:
         self.rows = 0
         self._sink: Any = None
         self._writer: pq.ParquetWriter | None = None
+        # Everything that can fail without a file goes first: nothing to clean up then.
+        self.collector = MetricsCollector(context.file_schema, context.metrics_config)
         fs, path = context.io.arrow_filesystem(self.location)
         parent = path.rsplit("/", 1)[0] if "/" in path else ""
         if parent and fs.type_name not in _OBJECT_STORES:
@@ -371,7 +373,6 @@ class _FileWriter:
         except BaseException:
             self.abort()
             raise
-        self.collector = MetricsCollector(context.file_schema, context.metrics_config)
 
     @property
     def position(self) -> int:
