@@ -679,3 +679,30 @@ def test_chunks_without_min_max_make_the_file_bounds_unknown(tmp_path: Path) -> 
     assert pq.ParquetFile(file.file_path).metadata.num_row_groups == 2
     assert 1 not in (file.lower_bounds or {}) and 1 not in (file.upper_bounds or {})
     assert file.value_counts == {1: 2} and file.null_value_counts == {1: 0}
+
+
+def test_buffered_rows_over_all_open_partitions_stay_within_the_budget(tmp_path: Path) -> None:
+    # 40 partitions interleaved in small batches: each open file would buffer a whole row group;
+    # with a small budget the writer flushes the largest buffers early instead.
+    schema = Schema(NestedField(1, "p", LongType()), NestedField(2, "payload", StringType()))
+    spec = build_spec(schema, ["p"])
+    batches = [
+        to_requested_schema(pa.table({"p": [i % 40] * 50, "payload": ["x" * 200] * 50}), schema).to_batches()[
+            0
+        ]
+        for i in range(400)
+    ]
+    budget = 200_000  # bytes; each batch is ~10 KB in Arrow
+    files = write_data_files(
+        LocalFileIO(),
+        table_location=str(tmp_path),
+        properties={},
+        schema=schema,
+        spec=spec,
+        data=iter(batches),
+        max_buffered_bytes=budget,
+    )
+    assert sum(f.record_count for f in files) == 400 * 50
+    assert len(files) == 40
+    # Flushing early shows as several row groups per file (each file holds 10 batches).
+    assert all(pq.ParquetFile(f.file_path).metadata.num_row_groups > 1 for f in files)

@@ -55,6 +55,9 @@ log = logging.getLogger(__name__)
 
 #: Most data files kept open at once when rows of many partitions arrive interleaved.
 DEFAULT_MAX_OPEN_FILES = 100
+#: Rows buffered for row groups, over all open files of one call, beyond which the largest
+#: buffers are written out early (smaller row groups, bounded memory).
+DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024
 # Rows are appended to a file in slices of at most this many bytes (in Arrow memory), so the
 # size checks happen often enough to keep files near the target.
 _SLICE_BYTES = 8 * 1024 * 1024
@@ -85,6 +88,7 @@ def write_data_files(
     file_name_prefix: str | None = None,
     target_file_size_bytes: int | None = None,
     max_open_files: int = DEFAULT_MAX_OPEN_FILES,
+    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
 ) -> list[DataFile]:
     """Write ``data`` as Parquet data files of a table; nothing is committed.
 
@@ -106,6 +110,8 @@ def write_data_files(
         target_file_size_bytes: overrides ``write.target-file-size-bytes``.
         max_open_files: most files open at once when streamed rows of many partitions
             interleave; the least recently written one is closed to open another.
+        max_buffered_bytes: most Arrow bytes buffered for row groups over all open files;
+            beyond it the largest buffers are written out early, as smaller row groups.
 
     Returns:
         the DataFiles written, in the order they were finished. Empty input writes nothing.
@@ -138,7 +144,7 @@ def write_data_files(
             f"partition {tuple(partition)!r} has {len(partition)} values but spec {spec.spec_id} "
             f"has {len(spec.fields)} fields"
         )
-    writers = _Writers(context, max_open_files)
+    writers = _Writers(context, max_open_files, max_buffered_bytes)
     try:
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
@@ -522,9 +528,15 @@ class _PartitionWriter:
 class _Writers:
     """The partition writers of one call, with a bound on files open at once."""
 
-    def __init__(self, context: _WriteContext, max_open_files: int):
+    def __init__(
+        self,
+        context: _WriteContext,
+        max_open_files: int,
+        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+    ):
         self.context = context
         self.max_open_files = max_open_files
+        self.max_buffered_bytes = max_buffered_bytes
         self.completed: list[DataFile] = []
         self._writers: dict[tuple[Any, ...], _PartitionWriter] = {}
         self._open: OrderedDict[int, _PartitionWriter] = OrderedDict()  # by id, least recent first
@@ -551,6 +563,21 @@ class _Writers:
         writer.write(rows, self._open_file, self.completed)
         if writer.current is None:
             self._open.pop(id(writer), None)
+        self._bound_memory()
+
+    def _bound_memory(self) -> None:
+        """Each open file buffers up to a row group; with many partitions open that adds up.
+        Past the budget, write out the largest buffers (as smaller row groups) until under half.
+        """
+        open_files = [w.current for w in self._open.values() if w.current is not None]
+        total = sum(f.buffered_bytes for f in open_files)
+        if total <= self.max_buffered_bytes:
+            return
+        for file_writer in sorted(open_files, key=lambda f: f.buffered_bytes, reverse=True):
+            if total <= self.max_buffered_bytes // 2:
+                break
+            total -= file_writer.buffered_bytes
+            file_writer.flush()
 
     def finish(self, partition: tuple[Any, ...]) -> None:
         writer = self._writers.get(partition_key(partition))
