@@ -6,6 +6,10 @@
   ``ICEFLOE_REQUIRE_POSTGRES=1`` is set. Binaries are looked for in ``$ICEFLOE_PG_BINDIR``, under
   ``/usr/lib/postgresql/*/bin`` and on ``PATH``.
 
+- ``java_engine`` / ``pyiceberg_engine`` / ``duckdb_engine``: the reference engines of
+  ``tests/interop/engines.py``, one server per engine per test module (the first use builds the
+  engine's environment, minutes; cached in ``~/.cache/icefloe/engines``).
+
 Tests using ``postgres_url`` are marked ``postgres`` and tests using an engine fixture
 (``tests/interop``) are marked ``interop`` automatically, so ``-m "not interop"`` deselects them.
 """
@@ -22,8 +26,12 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from interop.engines import DuckDBEngine, JavaEngine, PyIcebergEngine
 
 _ENGINE_FIXTURES = {"java_engine", "pyiceberg_engine", "duckdb_engine"}
 
@@ -43,6 +51,45 @@ def warehouse(tmp_path: Path) -> Path:
     path = tmp_path / "warehouse"
     path.mkdir()
     return path
+
+
+# ----------------------------------------------------------------------------------------------
+# Reference engines (imported when first used: most test runs need none)
+
+
+def _engine(kind: str, tmp_path_factory: pytest.TempPathFactory, expected: type[Any]) -> Iterator[Any]:
+    from interop.engines import start_engine
+
+    engine = start_engine(kind, tmp_path_factory.mktemp(f"{kind}-engine"))
+    assert isinstance(engine, expected)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+@pytest.fixture(scope="module")
+def java_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaEngine]:
+    """Apache Iceberg 1.9.2 on Spark 3.5.7: ``read``, ``sql``, ``hadoop_catalog``, ``exec``."""
+    from interop.engines import JavaEngine
+
+    yield from _engine("java", tmp_path_factory, JavaEngine)
+
+
+@pytest.fixture(scope="module")
+def pyiceberg_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PyIcebergEngine]:
+    """PyIceberg 0.12: ``read``, ``exec``."""
+    from interop.engines import PyIcebergEngine
+
+    yield from _engine("pyiceberg", tmp_path_factory, PyIcebergEngine)
+
+
+@pytest.fixture(scope="module")
+def duckdb_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DuckDBEngine]:
+    """DuckDB 1.5.5 with its iceberg extension: ``read``, ``exec``."""
+    from interop.engines import DuckDBEngine
+
+    yield from _engine("duckdb", tmp_path_factory, DuckDBEngine)
 
 
 # ----------------------------------------------------------------------------------------------

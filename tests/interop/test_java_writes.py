@@ -359,7 +359,7 @@ def test_live_files_match_java_files_table(
     partition = "partition" if any(spec.fields for spec in specs.values()) else "map() AS partition"
     java_rows = java_engine.sql(f"SELECT {FILE_COLUMNS}, {partition} FROM {java_table.name}.files")["rows"]
     live: dict[str, Any] = {}
-    for task in table.new_scan().plan_files():
+    for task in table.new_scan().include_column_stats().plan_files():
         live[task.file.file_path] = task.file
         for delete in task.deletes:
             live[delete.file_path] = delete

@@ -862,7 +862,7 @@ def test_the_data_covers_the_edge_cases(setup: Setup) -> None:
         ), column
     # The metrics: no upper bound for some strings and binaries, no bounds for dec38.
     field_ids = {c: n + 1 for n, c in enumerate(COLUMNS)}
-    files = [task.file for task in setup.table.new_scan().plan_files()]
+    files = [task.file for task in setup.table.new_scan().include_column_stats().plan_files()]
     for column in ("s", "bin"):
         assert any(
             f.value_counts[field_ids[column]] > f.null_value_counts[field_ids[column]]

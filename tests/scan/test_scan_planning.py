@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from icefloe import Catalog, Table
-from icefloe.errors import InvalidDataFileError
+from icefloe.errors import InvalidDataFileError, ValidationError
 from icefloe.expressions import AlwaysTrue, BoundPredicate
 from icefloe.scan import FileScanTask
 from table.helpers import ARROW_SCHEMA, local, rows, sorted_rows
@@ -161,3 +161,44 @@ def test_nan_and_infinities(memory_catalog: Catalog) -> None:
     assert sorted(table.new_scan().filter("x IS NOT NAN").to_arrow().column("id").to_pylist()) == [1, 3, 4, 5]
     assert sorted(table.new_scan().filter("x > 1.5").to_arrow().column("id").to_pylist()) == [3, 5]
     assert len(table.new_scan().filter("x IS NAN").plan_files()) == 1
+
+
+_STATS = (
+    "column_sizes",
+    "value_counts",
+    "null_value_counts",
+    "nan_value_counts",
+    "lower_bounds",
+    "upper_bounds",
+)
+
+
+def test_planned_files_carry_column_stats_only_when_asked(events: Table) -> None:
+    stored = {f.file_path: f for s in events.snapshots() for f in s.added_data_files(events.io())}
+    # As Java's scans: no column metrics unless include_column_stats(); everything else intact.
+    for task in events.new_scan().filter("id < 50").plan_files():
+        assert all(getattr(task.file, name) is None for name in _STATS)
+        full = stored[task.file.file_path]
+        assert task.file.record_count == full.record_count
+        assert task.file.partition == full.partition
+        assert task.file.split_offsets == full.split_offsets
+    # All of them, equal to the manifest's.
+    for task in events.new_scan().filter("id < 50").include_column_stats().plan_files():
+        assert task.file == stored[task.file.file_path]
+        assert all(getattr(task.file, name) == getattr(stored[task.file.file_path], name) for name in _STATS)
+    # Only the named columns' (case-insensitively, when the scan is).
+    schema = events.schema()
+    id_field, name_field = schema.find_field("id"), schema.find_field("name")
+    assert id_field is not None and name_field is not None
+    scan = events.new_scan().case_sensitive(False).include_column_stats("ID", "Name")
+    for task in scan.plan_files():
+        full = stored[task.file.file_path]
+        for name in _STATS:
+            kept = getattr(task.file, name)
+            expected = {
+                k: v for k, v in getattr(full, name).items() if k in {id_field.field_id, name_field.field_id}
+            }
+            assert kept == expected
+        assert task.file.lower_bounds and id_field.field_id in task.file.lower_bounds
+    with pytest.raises(ValidationError, match="nope"):
+        events.new_scan().include_column_stats("nope").plan_files()

@@ -356,3 +356,24 @@ def test_nested_columns(memory_catalog: Catalog) -> None:
     assert filtered.to_pylist() == [{"info": {"a": 1}}]
     assert table.new_scan().filter("info.a >= 2").select("id").to_arrow().column("id").to_pylist() == [2]
     assert table.new_scan().filter("info.b IS NULL").count() == 1
+
+
+def test_select_nested_field_filtered_on_its_sibling(memory_catalog: Catalog) -> None:
+    data = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "s": pa.array(
+                [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}, None],
+                pa.struct([("a", pa.int64()), ("b", pa.string())]),
+            ),
+        }
+    )
+    table = memory_catalog.create_table("db.nested", data.schema)
+    table.append(data)
+    scan = table.new_scan().select("id", "s.a").filter("s.b = 'y'")
+    result = scan.to_arrow()
+    # The filter's column s.b is read, then dropped: the struct keeps only the selected child.
+    assert result.schema == schema_to_arrow(scan.schema())
+    assert result.schema.field("s").type == pa.struct([pa.field("a", pa.int64(), nullable=True)])
+    assert result.to_pylist() == [{"id": 2, "s": {"a": 2}}]
+    assert scan.count() == 1

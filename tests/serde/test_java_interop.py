@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -50,25 +49,11 @@ from icefloe.spec.types import (
     UUIDType,
 )
 from icefloe.spec.updates import AddEncryptionKey, AddSchema, RemoveEncryptionKey
+from interop.engines import JavaEngine
 
 from ._fixtures import JAVA_FIXTURES, fixture_bytes
 from .test_metadata_json import legacy_v1
 from .test_updates_json import REQUIREMENTS, UPDATES
-
-try:  # the reference-engine harness lives beside this package, in tests/interop
-    from interop.engines import JavaEngine, start_engine
-except ImportError:  # pragma: no cover - only when the tests folder is not on sys.path
-    pytest.skip("tests/interop harness not importable", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def java_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaEngine]:
-    engine = start_engine("java", tmp_path_factory.mktemp("java-engine"))
-    assert isinstance(engine, JavaEngine)
-    try:
-        yield engine
-    finally:
-        engine.close()
 
 
 def java_text(engine: JavaEngine, parser: str, text: str) -> str:

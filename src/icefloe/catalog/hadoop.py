@@ -39,6 +39,7 @@ from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,
     FileAlreadyExistsError,
+    FileIOError,
     InvalidIdentifierError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -413,7 +414,17 @@ class HadoopCatalog(CatalogBackend):
                 self._purge(LoadedTable(parts, location, self._read_metadata(location)))
             except Exception:
                 log.warning("cannot purge the files of %s", identifier_to_string(parts), exc_info=True)
-        shutil.rmtree(self._dir(parts), ignore_errors=True)
+        path = self._dir(parts)
+        try:
+            shutil.rmtree(path)
+        except FileNotFoundError:
+            pass  # dropped by another process meanwhile
+        except OSError as exc:
+            # Java's HadoopCatalog fails the same way when its recursive delete fails. The
+            # table may be partly deleted: say which directory to finish by hand.
+            raise FileIOError(
+                f"cannot drop table {identifier_to_string(parts)}: deleting its directory {path} failed: {exc}"
+            ) from exc
 
     def rename_table(self, source: Identifier, destination: Identifier) -> None:
         parse_identifier(source)

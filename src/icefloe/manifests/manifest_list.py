@@ -302,6 +302,7 @@ _OPTIONAL = {
 }
 _SUMMARY = {509: "contains_null", 518: "contains_nan", 510: "lower_bound", 511: "upper_bound"}
 _MISSING = "\x00missing"
+_CONTENT_VALUES = {int(c): c for c in ManifestContent}
 
 
 def _names(fields: list[dict[str, Any]], wanted: dict[int, str]) -> dict[str, str]:
@@ -356,38 +357,75 @@ def read_manifest_list(io: FileIO, location: str) -> list[ManifestFile]:
     n_null, n_nan, n_lower, n_upper = (
         summary[k] for k in ("contains_null", "contains_nan", "lower_bound", "upper_bound")
     )
+    # The fields in ManifestFile's order; None for a field the file does not have.
+    order = [
+        "manifest_path",
+        "manifest_length",
+        "partition_spec_id",
+        "content",
+        "sequence_number",
+        "min_sequence_number",
+        "added_snapshot_id",
+        "added_files_count",
+        "existing_files_count",
+        "deleted_files_count",
+        "added_rows_count",
+        "existing_rows_count",
+        "deleted_rows_count",
+        "partitions",
+        "key_metadata",
+        "first_row_id",
+    ]
     result: list[ManifestFile] = []
+    fields = [names[name] for name in order]  # a missing field's name gives None from .get
     for rec in read_records(data, header, schema, location):
         try:
-            partitions = rec.get(names["partitions"])
-            seq = rec.get(names["sequence_number"])
-            min_seq = rec.get(names["min_sequence_number"])
+            (
+                path,
+                length,
+                spec_id,
+                content,
+                seq,
+                min_seq,
+                snapshot_id,
+                added_files,
+                existing_files,
+                deleted_files,
+                added_rows,
+                existing_rows,
+                deleted_rows,
+                partitions,
+                key_metadata,
+                first_row_id,
+            ) = map(rec.get, fields)
+            if path is None or length is None or spec_id is None:
+                raise KeyError("manifest_path, manifest_length and partition_spec_id are required")
             result.append(
                 ManifestFile(
-                    manifest_path=rec[names["manifest_path"]],
-                    manifest_length=rec[names["manifest_length"]],
-                    partition_spec_id=rec[names["partition_spec_id"]],
-                    content=ManifestContent(rec.get(names["content"]) or 0),
-                    sequence_number=0 if seq is None else seq,
-                    min_sequence_number=0 if min_seq is None else min_seq,
-                    added_snapshot_id=rec[names["added_snapshot_id"]],
-                    added_files_count=rec.get(names["added_files_count"]),
-                    existing_files_count=rec.get(names["existing_files_count"]),
-                    deleted_files_count=rec.get(names["deleted_files_count"]),
-                    added_rows_count=rec.get(names["added_rows_count"]),
-                    existing_rows_count=rec.get(names["existing_rows_count"]),
-                    deleted_rows_count=rec.get(names["deleted_rows_count"]),
-                    partitions=None
+                    path,
+                    length,
+                    spec_id,
+                    _CONTENT_VALUES[content] if content in _CONTENT_VALUES else ManifestContent(content or 0),
+                    0 if seq is None else seq,
+                    0 if min_seq is None else min_seq,
+                    snapshot_id,
+                    added_files,
+                    existing_files,
+                    deleted_files,
+                    added_rows,
+                    existing_rows,
+                    deleted_rows,
+                    None
                     if partitions is None
                     else tuple(
                         FieldSummary(bool(p[n_null]), p.get(n_nan), p.get(n_lower), p.get(n_upper))
                         for p in partitions
                     ),
-                    key_metadata=rec.get(names["key_metadata"]),
-                    first_row_id=rec.get(names["first_row_id"]),
+                    key_metadata,
+                    first_row_id,
                 )
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise InvalidManifestError(
                 f"{location} has an invalid manifest row ({type(exc).__name__}: {exc})", location=location
             ) from exc

@@ -20,6 +20,7 @@ icefloe's value representation; bounds stay serialized bytes.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
@@ -27,7 +28,7 @@ from typing import Any
 
 from icefloe.errors import InvalidManifestError, InvalidSchemaError
 from icefloe.io import FileIO
-from icefloe.manifests._avro_file import AvroHeader, read_header, read_records, schema_of
+from icefloe.manifests._avro_file import AvroHeader, gc_paused, read_blocks, read_header, schema_of
 from icefloe.manifests._values import avro_decoder
 from icefloe.serde.avro_schemas import FIELD_ID_PROP, avro_to_iceberg
 from icefloe.spec.manifest import (
@@ -42,7 +43,17 @@ from icefloe.spec.manifest import (
 )
 from icefloe.spec.types import IcebergType, StructType
 
-__all__ = ["ManifestHeader", "read_manifest", "read_manifest_header"]
+__all__ = [
+    "EntryLayout",
+    "ManifestHeader",
+    "MetricsMapLayout",
+    "entry_layout",
+    "gc_paused",
+    "manifest_records",
+    "read_manifest",
+    "read_manifest_bytes",
+    "read_manifest_header",
+]
 
 # The name looked up for a field the file does not have: never an Avro name, so ``.get``
 # returns None for it.
@@ -116,19 +127,24 @@ def _manifest_header(header: AvroHeader, avro_schema: Any, location: str) -> Man
     )
 
 
-def load_avro(io: FileIO, location: str, length: int | None) -> tuple[bytes, AvroHeader, Any]:
-    """The file's bytes, container header and writer schema.
-
-    Raises:
-        NoSuchFileError: the file does not exist.
-        InvalidManifestError: shorter than ``length``, or not a valid Avro container.
-    """
+def _read_checked(io: FileIO, location: str, length: int | None) -> bytes:
     data = io.new_input(location, length=length).read()
     if length is not None and len(data) < length:
         raise InvalidManifestError(
             f"{location} is truncated: {len(data)} bytes, but its manifest list says {length}",
             location=location,
         )
+    return data
+
+
+def load_avro(io: FileIO, location: str, length: int | None) -> tuple[bytes, AvroHeader, Any]:
+    """The file's bytes, container header and writer schema (a shared object: do not mutate it).
+
+    Raises:
+        NoSuchFileError: the file does not exist.
+        InvalidManifestError: shorter than ``length``, or not a valid Avro container.
+    """
+    data = _read_checked(io, location, length)
     header = read_header(data, location)
     return data, header, schema_of(header, location)
 
@@ -141,7 +157,8 @@ def read_manifest_header(io: FileIO, location: str) -> ManifestHeader:
         InvalidManifestError: the file is not a valid Avro manifest.
     """
     _, header, avro_schema = load_avro(io, location, None)
-    return _manifest_header(header, avro_schema, location)
+    # The parsed schema is shared by every reader of this schema: the caller gets its own copy.
+    return _manifest_header(header, copy.deepcopy(avro_schema), location)
 
 
 # ---- schema navigation ----------------------------------------------------------------------
@@ -252,13 +269,41 @@ class _Record:
         return found
 
 
-def _map_reader(schemas: _Schemas, found: _Field | None, key_id: int) -> Callable[[Any], Any]:
-    """Turns the stored form of an int-keyed metrics map into a dict."""
+@dataclass(frozen=True, slots=True)
+class MetricsMapLayout:
+    """How a manifest stores one int-keyed metrics map (``value_counts``, ``lower_bounds`` ...).
+
+    Attributes:
+        name: the file's Avro field name, or a name no record has when the file lacks it.
+        key: the key field of the key-value records (Iceberg's form: an array of records);
+            None when the file stores an Avro map (string keys).
+        value: the value field of the key-value records; None for an Avro map.
+    """
+
+    name: str
+    key: str | None = None
+    value: str | None = None
+
+    def reader(self) -> Callable[[Any], dict[int, Any] | None]:
+        """A function from the stored value to a dict by field id (None stays None)."""
+        if self.key is None or self.value is None:
+            return lambda value: None if value is None else {int(k): v for k, v in value.items()}
+        pairs = itemgetter(self.key, self.value)
+
+        def read(value: Any) -> dict[int, Any] | None:
+            if value is None:
+                return None
+            return dict(map(pairs, value))
+
+        return read
+
+
+def _map_layout(schemas: _Schemas, found: _Field | None, key_id: int) -> MetricsMapLayout:
     if found is None:
-        return lambda value: None
+        return MetricsMapLayout(_MISSING)
     schema = found.schema
     if isinstance(schema, dict) and schema.get("type") == "map":  # Avro map: string keys
-        return lambda value: None if value is None else {int(k): v for k, v in value.items()}
+        return MetricsMapLayout(found.name)
     items = schemas.resolve(schema.get("items")) if isinstance(schema, dict) else None
     if not isinstance(items, dict) or items.get("type") != "record" or len(items.get("fields", ())) != 2:
         raise InvalidSchemaError(
@@ -270,14 +315,7 @@ def _map_reader(schemas: _Schemas, found: _Field | None, key_id: int) -> Callabl
             key_field = f
         elif f.get(FIELD_ID_PROP) == key_id + 1:
             value_field = f
-    pairs = itemgetter(key_field["name"], value_field["name"])
-
-    def read(value: Any) -> Any:
-        if value is None:
-            return None
-        return dict(map(pairs, value))
-
-    return read
+    return MetricsMapLayout(found.name, key_field["name"], value_field["name"])
 
 
 def _partition_plan(
@@ -302,45 +340,11 @@ def _partition_plan(
     return plan
 
 
-def _entry_decoder(
-    avro_schema: Any, manifest: ManifestFile, partition_type: StructType | None, location: str
-) -> Callable[[dict[str, Any]], ManifestEntry]:
-    """A function decoding one stored entry into a ManifestEntry, inheritance applied."""
-    schemas = _Schemas(avro_schema)
-    entry = _Record(schemas, schemas.resolve(avro_schema), location, "manifest_entry")
-    n_status = entry.required(0, "status").name
-    n_snapshot = entry.name(1, "snapshot_id")
-    n_seq = entry.name(3, "sequence_number")
-    n_file_seq = entry.name(4, "file_sequence_number")
-    data_file_field = entry.required(2, "data_file")
-    n_data_file = data_file_field.name
-    df = _Record(schemas, data_file_field.schema, location, "data_file")
-    n_content = df.name(134, "content")
-    n_path = df.required(100, "file_path").name
-    n_format = df.required(101, "file_format").name
-    partition_field = df.required(102, "partition")
-    n_partition = partition_field.name
-    n_records = df.required(103, "record_count").name
-    n_size = df.required(104, "file_size_in_bytes").name
-    column_sizes = _map_reader(schemas, df.find(108, "column_sizes"), 117)
-    value_counts = _map_reader(schemas, df.find(109, "value_counts"), 119)
-    null_counts = _map_reader(schemas, df.find(110, "null_value_counts"), 121)
-    nan_counts = _map_reader(schemas, df.find(137, "nan_value_counts"), 138)
-    lower_bounds = _map_reader(schemas, df.find(125, "lower_bounds"), 126)
-    upper_bounds = _map_reader(schemas, df.find(128, "upper_bounds"), 129)
-    n_key_metadata = df.name(131, "key_metadata")
-    n_split_offsets = df.name(132, "split_offsets")
-    n_equality_ids = df.name(135, "equality_ids")
-    n_sort_order_id = df.name(140, "sort_order_id")
-    n_first_row_id = df.name(142, "first_row_id")
-    n_referenced = df.name(143, "referenced_data_file")
-    n_content_offset = df.name(144, "content_offset")
-    n_content_size = df.name(145, "content_size_in_bytes")
-
-    plan = _partition_plan(schemas, partition_field, partition_type, location)
+def _partition_reader(
+    plan: list[tuple[str, Callable[[Any], Any] | None]],
+) -> Callable[[Any], tuple[Any, ...]]:
     part_names = [name for name, _ in plan]
-    part_converters = [(name, conv) for name, conv in plan if conv is not None]
-    if part_converters:
+    if any(conv is not None for _, conv in plan):
 
         def partition_of(part: dict[str, Any]) -> tuple[Any, ...]:
             return tuple(part.get(name) if conv is None else conv(part.get(name)) for name, conv in plan)
@@ -356,6 +360,194 @@ def _entry_decoder(
         def partition_of(part: dict[str, Any]) -> tuple[Any, ...]:
             return tuple(part.get(name) for name in part_names)
 
+    return partition_of
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class EntryLayout:
+    """Where a manifest file keeps each field of its entries: the file's Avro field names, found
+    by field id (by spec name for fields without an id). A field the file lacks has a name no
+    record holds, so ``record.get(name)`` gives None for it.
+
+    One layout serves every manifest written with the same Avro schema and partition type.
+
+    Attributes:
+        partition_names: the partition record's field names, in partition-tuple order.
+        partition_converters: per partition field, the function from the stored value to
+            icefloe's value, or None when the stored value is the value.
+        partition_of: the partition tuple of a stored partition record.
+    """
+
+    status: str
+    snapshot_id: str
+    sequence_number: str
+    file_sequence_number: str
+    data_file: str
+    content: str
+    file_path: str
+    file_format: str
+    partition: str
+    record_count: str
+    file_size_in_bytes: str
+    column_sizes: MetricsMapLayout
+    value_counts: MetricsMapLayout
+    null_value_counts: MetricsMapLayout
+    nan_value_counts: MetricsMapLayout
+    lower_bounds: MetricsMapLayout
+    upper_bounds: MetricsMapLayout
+    key_metadata: str
+    split_offsets: str
+    equality_ids: str
+    sort_order_id: str
+    first_row_id: str
+    referenced_data_file: str
+    content_offset: str
+    content_size_in_bytes: str
+    partition_names: tuple[str, ...]
+    partition_converters: tuple[Callable[[Any], Any] | None, ...]
+    partition_of: Callable[[Any], tuple[Any, ...]]
+
+
+def _build_layout(avro_schema: Any, partition_type: StructType | None, location: str) -> EntryLayout:
+    schemas = _Schemas(avro_schema)
+    entry = _Record(schemas, schemas.resolve(avro_schema), location, "manifest_entry")
+    # Required fields are checked in the spec's order, so the first missing one is named.
+    status = entry.required(0, "status").name
+    data_file_field = entry.required(2, "data_file")
+    df = _Record(schemas, data_file_field.schema, location, "data_file")
+    file_path = df.required(100, "file_path").name
+    file_format = df.required(101, "file_format").name
+    partition_field = df.required(102, "partition")
+    plan = _partition_plan(schemas, partition_field, partition_type, location)
+    return EntryLayout(
+        status=status,
+        snapshot_id=entry.name(1, "snapshot_id"),
+        sequence_number=entry.name(3, "sequence_number"),
+        file_sequence_number=entry.name(4, "file_sequence_number"),
+        data_file=data_file_field.name,
+        content=df.name(134, "content"),
+        file_path=file_path,
+        file_format=file_format,
+        partition=partition_field.name,
+        record_count=df.required(103, "record_count").name,
+        file_size_in_bytes=df.required(104, "file_size_in_bytes").name,
+        column_sizes=_map_layout(schemas, df.find(108, "column_sizes"), 117),
+        value_counts=_map_layout(schemas, df.find(109, "value_counts"), 119),
+        null_value_counts=_map_layout(schemas, df.find(110, "null_value_counts"), 121),
+        nan_value_counts=_map_layout(schemas, df.find(137, "nan_value_counts"), 138),
+        lower_bounds=_map_layout(schemas, df.find(125, "lower_bounds"), 126),
+        upper_bounds=_map_layout(schemas, df.find(128, "upper_bounds"), 129),
+        key_metadata=df.name(131, "key_metadata"),
+        split_offsets=df.name(132, "split_offsets"),
+        equality_ids=df.name(135, "equality_ids"),
+        sort_order_id=df.name(140, "sort_order_id"),
+        first_row_id=df.name(142, "first_row_id"),
+        referenced_data_file=df.name(143, "referenced_data_file"),
+        content_offset=df.name(144, "content_offset"),
+        content_size_in_bytes=df.name(145, "content_size_in_bytes"),
+        partition_names=tuple(name for name, _ in plan),
+        partition_converters=tuple(conv for _, conv in plan),
+        partition_of=_partition_reader(plan),
+    )
+
+
+# (id of a parsed writer schema, partition type) -> (the schema, its layout). Writer schemas
+# are shared objects (``_avro_file`` parses each distinct text once), and the schema is kept in
+# the value, so an id cannot be reused while its entry exists.
+_LAYOUTS: dict[tuple[int, StructType | None], tuple[Any, EntryLayout]] = {}
+_LAYOUTS_LIMIT = 512
+
+
+def entry_layout(avro_schema: Any, partition_type: StructType | None, location: str) -> EntryLayout:
+    """The layout of the entries of a manifest written with ``avro_schema`` (cached per schema
+    and partition type).
+
+    Raises:
+        InvalidManifestError: the schema lacks a required field or is not a manifest's schema.
+    """
+    key = (id(avro_schema), partition_type)
+    found = _LAYOUTS.get(key)
+    if found is not None and found[0] is avro_schema:
+        return found[1]
+    try:
+        layout = _build_layout(avro_schema, partition_type, location)
+    except InvalidManifestError:
+        raise
+    except (InvalidSchemaError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InvalidManifestError(
+            f"{location} has an unreadable Avro schema: {exc!r}", location=location
+        ) from None
+    if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (avro_schema, layout)
+    return layout
+
+
+def read_manifest_bytes(io: FileIO, manifest: ManifestFile) -> bytes:
+    """The content of ``manifest``'s file, checked against the length its list row records.
+
+    Raises:
+        NoSuchFileError: the manifest does not exist.
+        InvalidManifestError: the file is shorter than its row says.
+    """
+    return _read_checked(io, manifest.manifest_path, manifest.manifest_length or None)
+
+
+def manifest_records(
+    data: bytes, location: str, partition_type: StructType | None = None, *, chunk: int = 1 << 30
+) -> tuple[EntryLayout, Iterator[list[dict[str, Any]]]]:
+    """The layout of a manifest's entries and its stored records, in file order, in lists of
+    at most ``chunk`` records (see ``_avro_file.read_blocks``).
+
+    The header and schema are checked before this returns; blocks are decoded as they are
+    iterated. Records are as stored: no inheritance applied (see ``read_manifest``).
+
+    Raises:
+        InvalidManifestError: not a valid Avro manifest (also while iterating, for a corrupt
+            or truncated block).
+        MissingDependencyError: the file's codec needs a package that is not installed.
+    """
+    header = read_header(data, location)
+    avro_schema = schema_of(header, location)
+    layout = entry_layout(avro_schema, partition_type, location)
+    return layout, read_blocks(data, header, location, chunk=chunk)
+
+
+def _entry_decoder(layout: EntryLayout, manifest: ManifestFile) -> Callable[[dict[str, Any]], ManifestEntry]:
+    """A function decoding one stored entry into a ManifestEntry, inheritance applied."""
+    n_status = layout.status
+    n_snapshot = layout.snapshot_id
+    n_seq = layout.sequence_number
+    n_file_seq = layout.file_sequence_number
+    n_data_file = layout.data_file
+    n_content = layout.content
+    n_path = layout.file_path
+    n_format = layout.file_format
+    n_partition = layout.partition
+    n_records = layout.record_count
+    n_size = layout.file_size_in_bytes
+    column_sizes = layout.column_sizes.reader()
+    value_counts = layout.value_counts.reader()
+    null_counts = layout.null_value_counts.reader()
+    nan_counts = layout.nan_value_counts.reader()
+    lower_bounds = layout.lower_bounds.reader()
+    upper_bounds = layout.upper_bounds.reader()
+    n_column_sizes = layout.column_sizes.name
+    n_value_counts = layout.value_counts.name
+    n_null_counts = layout.null_value_counts.name
+    n_nan_counts = layout.nan_value_counts.name
+    n_lower = layout.lower_bounds.name
+    n_upper = layout.upper_bounds.name
+    n_key_metadata = layout.key_metadata
+    n_split_offsets = layout.split_offsets
+    n_equality_ids = layout.equality_ids
+    n_sort_order_id = layout.sort_order_id
+    n_first_row_id = layout.first_row_id
+    n_referenced = layout.referenced_data_file
+    n_content_offset = layout.content_offset
+    n_content_size = layout.content_size_in_bytes
+    partition_of = layout.partition_of
+
     spec_id = manifest.partition_spec_id
     inherited_snapshot_id = manifest.added_snapshot_id
     manifest_seq = manifest.sequence_number
@@ -366,13 +558,6 @@ def _entry_decoder(
     added = ManifestEntryStatus.ADDED
     deleted = ManifestEntryStatus.DELETED
     data_content = FileContent.DATA
-
-    n_column_sizes = df.name(108, "column_sizes")
-    n_value_counts = df.name(109, "value_counts")
-    n_null_counts = df.name(110, "null_value_counts")
-    n_nan_counts = df.name(137, "nan_value_counts")
-    n_lower = df.name(125, "lower_bounds")
-    n_upper = df.name(128, "upper_bounds")
 
     def decode_entry(rec: dict[str, Any]) -> ManifestEntry:
         nonlocal next_row_id
@@ -451,23 +636,20 @@ def read_manifest(
             raised while iterating, for a corrupt block).
     """
     location = manifest.manifest_path
-    data, header, avro_schema = load_avro(io, location, manifest.manifest_length or None)
-    try:
-        decode = _entry_decoder(avro_schema, manifest, partition_type, location)
-    except (InvalidSchemaError, KeyError, TypeError, ValueError) as exc:
-        raise InvalidManifestError(
-            f"{location} has an unreadable Avro schema: {exc!r}", location=location
-        ) from None
-    return _entries(read_records(data, header, avro_schema, location), decode, location)
+    data = read_manifest_bytes(io, manifest)
+    layout, blocks = manifest_records(data, location, partition_type)
+    decode = _entry_decoder(layout, manifest)
+    return _entries(blocks, decode, location)
 
 
 def _entries(
-    records: Iterator[dict[str, Any]], decode: Callable[[dict[str, Any]], ManifestEntry], location: str
+    blocks: Iterator[list[dict[str, Any]]], decode: Callable[[dict[str, Any]], ManifestEntry], location: str
 ) -> Iterator[ManifestEntry]:
-    for record in records:
-        try:
-            yield decode(record)
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise InvalidManifestError(
-                f"{location} has an invalid entry ({type(exc).__name__}: {exc})", location=location
-            ) from exc
+    for block in blocks:
+        for record in block:
+            try:
+                yield decode(record)
+            except (KeyError, IndexError, TypeError, ValueError) as exc:
+                raise InvalidManifestError(
+                    f"{location} has an invalid entry ({type(exc).__name__}: {exc})", location=location
+                ) from exc

@@ -12,6 +12,7 @@ As in Java, the planned tasks carry no delete files: the scan returns the rows a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from icefloe.errors import NoSuchSnapshotError, SnapshotNotAncestorError
@@ -120,8 +121,10 @@ def plan_appended_files(
     *,
     schema: Schema | None = None,
     case_sensitive: bool = True,
+    column_stats: bool | Iterable[int] = True,
 ) -> list[FileScanTask]:
-    """One task per data file the ``snapshots`` added that may hold matching rows.
+    """One task per data file the ``snapshots`` added that may hold matching rows
+    (``column_stats``: as ``plan_files``).
 
     Files are pruned by partition and metrics like a table scan's, and carry their residual;
     they carry no delete files (as Java's incremental append scan). Tasks come oldest snapshot
@@ -150,6 +153,7 @@ def plan_appended_files(
             case_sensitive=case_sensitive,
             manifest_filter=written_by_snapshot,
             entry_filter=added_in_range,
+            column_stats=column_stats,
         )
         tasks.extend(replace(task, deletes=()) if task.deletes else task for task in planned)
     return tasks

@@ -2,41 +2,60 @@
 
 1. Manifests are pruned by their partition field summaries (ManifestEvaluator, per spec).
 2. Live entries are pruned by the filter's inclusive projection onto their partition, then by
-   their column metrics (InclusiveMetricsEvaluator).
+   their column metrics (InclusiveMetricsEvaluator semantics).
 3. Delete manifests feed a DeleteFileIndex; each data file gets the delete files that apply.
 4. Each task carries its residual: the filter as far as the file's partition does not already
    decide it.
 
 Partition pruning needs the spec's source columns in the scan's schema; a spec whose source
 column was dropped is planned without partition pruning (correct, just slower).
+
+How it is fast (Python pays for every object it builds, so planning builds few):
+
+- Manifests are decoded into a columnar form (``_columnar.DecodedManifest``): partition tuples
+  dictionary-encoded, metrics as arrays. Partition predicates and residuals are evaluated once
+  per distinct partition, metrics predicates on whole columns (``_metrics_filter``). A
+  ``DataFile`` is built only for the entries the plan keeps.
+- Decoded manifests and manifest lists are kept in a process-wide cache
+  (``_manifest_cache``; ``io.manifest.cache-*`` properties), so planning again, or planning
+  another scan of the same table, decodes nothing it has decoded before.
+- Manifest files are fetched by a pool of threads while the planning thread decodes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import contextlib
+import functools
+import threading
+from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.expressions import (
     AlwaysTrue,
     Expression,
-    InclusiveMetricsEvaluator,
     ManifestEvaluator,
     ResidualEvaluator,
     always_true,
     bind,
-    inclusive_projection,
     referenced_field_ids,
 )
 from icefloe.expressions.evaluator import compile_expression
-from icefloe.io import FileIO
-from icefloe.manifests import read_manifest
+from icefloe.io import FileIO, split_scheme
+from icefloe.manifests.reader import gc_paused, read_manifest_bytes
+from icefloe.scan._columnar import DecodedManifest, HotValues, copy_file, files_weight
+from icefloe.scan._manifest_cache import ManifestCache, cache_for, drop_caches, new_plan_token
+from icefloe.scan._metrics_filter import MetricsFilter
+from icefloe.scan._parallel import decode_all, pool_size
 from icefloe.scan.delete_index import DeleteFileIndex
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spec.manifest import (
-    DataFile,
-    DeleteFile,
+    ContentFile,
     FileContent,
     FileFormat,
     ManifestContent,
@@ -48,7 +67,12 @@ from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
 
-__all__ = ["plan_files", "referenced_columns"]
+__all__ = ["drop_manifest_cache", "plan_files", "referenced_columns"]
+
+#: Threads fetching manifest files (process-wide; the planning thread decodes).
+IO_THREADS = 8
+#: Manifest files fetched ahead of the one being decoded (bounds the bytes held).
+READ_AHEAD = 16
 
 
 @dataclass
@@ -56,12 +80,32 @@ class _SpecFilters:
     """The filter's forms for one partition spec, built once per scan."""
 
     manifest_might_match: Callable[[ManifestFile], bool]
-    partition_might_match: Callable[[Any], bool]
+    partition_might_match: Callable[[Any], bool] | None  # None: every partition may match
     residuals: ResidualEvaluator | None
     row_filter: Expression
+    _partition_ok: dict[Hashable, bool] = field(default_factory=dict)
 
     def residual(self, partition: tuple[Any, ...]) -> Expression:
         return self.residuals.residual_for(partition) if self.residuals is not None else self.row_filter
+
+    def partitions_ok(self, partitions: list[tuple[Any, ...]]) -> np.ndarray | None:
+        """Per distinct partition, whether it may hold matching rows (None: all may)."""
+        check = self.partition_might_match
+        if check is None:
+            return None
+        known = self._partition_ok
+        result = []
+        for partition in partitions:
+            try:
+                ok = known.get(partition)
+            except TypeError:  # unhashable values: evaluate every time
+                ok = None
+            if ok is None:
+                ok = check(partition)
+                with contextlib.suppress(TypeError):
+                    known[partition] = ok
+            result.append(ok)
+        return np.array(result, dtype=bool)
 
 
 def _spec_filters(
@@ -69,14 +113,14 @@ def _spec_filters(
 ) -> _SpecFilters:
     bound = bind(schema, row_filter, case_sensitive=case_sensitive)
     if isinstance(bound, AlwaysTrue):
-        return _SpecFilters(lambda _: True, lambda _: True, None, bound)
+        return _SpecFilters(lambda _: True, None, None, bound)
     try:
         spec.partition_type(schema)
     except ValidationError:
         # A source column of this spec is gone from the schema: no partition pruning.
-        return _SpecFilters(lambda _: True, lambda _: True, None, bound)
+        return _SpecFilters(lambda _: True, None, None, bound)
     manifest_eval = ManifestEvaluator(spec, schema, bound, case_sensitive)
-    projected = compile_expression(inclusive_projection(spec, schema, bound, case_sensitive=case_sensitive))
+    projected = compile_expression(manifest_eval.partition_filter)  # the inclusive projection
     residuals = ResidualEvaluator(spec, schema, bound, case_sensitive)
     # The compiled predicate is three-valued (None: unknown); only True may match.
     return _SpecFilters(manifest_eval.eval, lambda partition: projected(partition) is True, residuals, bound)
@@ -92,11 +136,15 @@ def plan_files(
     case_sensitive: bool = True,
     manifest_filter: Callable[[ManifestFile], bool] | None = None,
     entry_filter: Callable[[ManifestEntry], bool] | None = None,
+    column_stats: bool | Iterable[int] = True,
 ) -> list[FileScanTask]:
     """Plan a scan of ``snapshot``: one task per data file that may hold matching rows.
 
+    Tasks follow the manifest list's order of manifests and each manifest's order of entries.
+
     Args:
-        io: reads the manifest list and manifests.
+        io: reads the manifest list and manifests; its properties configure the manifest
+            cache (``io.manifest.cache-enabled`` and friends, see ``_manifest_cache``).
         metadata: the table metadata (for partition specs).
         snapshot: the snapshot to scan.
         row_filter: the filter (unbound or bound), default all rows.
@@ -105,18 +153,53 @@ def plan_files(
         manifest_filter: keep only data manifests it accepts (e.g. an incremental scan keeps
             the manifests its snapshots added); delete manifests are not filtered.
         entry_filter: keep only live data-file entries it accepts (e.g. ADDED by a snapshot
-            of an incremental range).
+            of an incremental range). It sees the entries that pass the row filter's
+            partition and metrics pruning (it must not depend on being called for others).
+        column_stats: which column metrics the planned data files keep: all (True), none
+            (False: their six metrics maps are None, as Java's scans return them unless
+            ``includeColumnStats()``; planning many files is then much cheaper), or those of
+            the given field ids. Delete files always keep theirs.
 
     Raises:
         InvalidFilterError: naming the column or literal the filter gets wrong.
         UnsupportedFeatureError: for delete kinds this version of icefloe cannot apply yet.
+        InvalidManifestError, NoSuchFileError: a manifest list or manifest is damaged or missing.
+        ValidationError: a manifest uses a partition spec the metadata lacks; an invalid
+            ``io.manifest.cache-*`` property.
     """
+    # Planning builds many objects (a DataFile holds six dicts) and keeps them all, none in a
+    # reference cycle: the cyclic collector would only re-scan them, again and again (a third
+    # of the time of a large plan). It is paused for the plan and resumes after it.
+    with gc_paused():
+        return _plan(
+            io,
+            metadata,
+            snapshot,
+            row_filter,
+            schema=schema,
+            case_sensitive=case_sensitive,
+            manifest_filter=manifest_filter,
+            entry_filter=entry_filter,
+            stats=column_stats if isinstance(column_stats, bool) else frozenset(column_stats),
+        )
+
+
+def _plan(
+    io: FileIO,
+    metadata: TableMetadata,
+    snapshot: Snapshot,
+    row_filter: Expression | None,
+    *,
+    schema: Schema | None,
+    case_sensitive: bool,
+    manifest_filter: Callable[[ManifestFile], bool] | None,
+    entry_filter: Callable[[ManifestEntry], bool] | None,
+    stats: bool | frozenset[int],
+) -> list[FileScanTask]:
     schema = schema or metadata.schema()
     row_filter = row_filter if row_filter is not None else always_true()
     bound = bind(schema, row_filter, case_sensitive=case_sensitive)
-    metrics = (
-        None if isinstance(bound, AlwaysTrue) else InclusiveMetricsEvaluator(schema, bound, case_sensitive)
-    )
+    metrics = None if isinstance(bound, AlwaysTrue) else MetricsFilter(schema, bound, case_sensitive)
     specs = metadata.specs_by_id()
     filters: dict[int, _SpecFilters] = {}
 
@@ -126,7 +209,8 @@ def plan_files(
             found = filters[spec_id] = _spec_filters(specs[spec_id], schema, bound, case_sensitive)
         return found
 
-    manifests = snapshot.all_manifests(io)
+    loader = _Loader(io, cache_for(io), new_plan_token())
+    manifests = loader.manifest_list(snapshot)
     for manifest in manifests:
         if manifest.partition_spec_id not in specs:
             raise ValidationError(
@@ -140,45 +224,66 @@ def plan_files(
         and (manifest_filter is None or manifest_filter(m))
         and filters_for(m.partition_spec_id).manifest_might_match(m)
     ]
-    delete_index = _delete_index(io, specs, [m for m in manifests if m.content == ManifestContent.DELETES])
+    delete_index = _delete_index(
+        loader, specs, [m for m in manifests if m.content == ManifestContent.DELETES]
+    )
 
     tasks: list[FileScanTask] = []
-    for manifest in data_manifests:
-        spec_filters = filters_for(manifest.partition_spec_id)
-        spec = specs[manifest.partition_spec_id]
-        for file, sequence_number in _live_files(io, manifest, entry_filter):
-            if not spec_filters.partition_might_match(file.partition):
-                continue
-            if metrics is not None and not metrics.eval(file):
-                continue
-            tasks.append(
+    append = tasks.append
+    for decoded, hot, cached in loader.decoded(data_manifests):
+        spec_filters = filters_for(decoded.spec_id)
+        spec = specs[decoded.spec_id]
+        mask = decoded.live()
+        partitions_ok = spec_filters.partitions_ok(decoded.partitions)
+        if partitions_ok is not None:
+            mask &= partitions_ok[decoded.partition_codes]
+        if metrics is not None and mask.any():
+            mask &= metrics.might_match(decoded)
+        indices: list[int] = np.flatnonzero(mask).tolist()
+        if not indices:
+            continue
+        files = loader.files(decoded, indices, hot, cached=cached, stats=stats)
+        sequence_numbers = decoded.sequence_numbers(indices)
+        if entry_filter is not None:
+            entries = decoded.entries(indices, files)
+            keep = [k for k, entry in enumerate(entries) if entry_filter(entry)]
+            indices = [indices[k] for k in keep]
+            files = [files[k] for k in keep]
+            sequence_numbers = [sequence_numbers[k] for k in keep]
+        codes = decoded.partition_codes.tolist()
+        partitions = decoded.partitions
+        # One residual per distinct partition, for the partitions of the kept files only.
+        residuals: dict[int, Expression] = {}
+        has_deletes = len(delete_index) > 0
+        for_data_file = delete_index.for_data_file
+        for i, file, sequence_number in zip(indices, files, sequence_numbers):
+            seq = sequence_number or 0
+            code = codes[i]
+            residual = residuals.get(code)
+            if residual is None:
+                residual = residuals[code] = spec_filters.residual(partitions[code])
+            append(
                 FileScanTask(
-                    file=file,  # type: ignore[arg-type]
-                    deletes=delete_index.for_data_file(file, sequence_number),  # type: ignore[arg-type]
-                    residual=spec_filters.residual(file.partition),
-                    spec=spec,
-                    start=0,
-                    length=file.file_size_in_bytes,
-                    data_sequence_number=sequence_number,
+                    file,  # type: ignore[arg-type]
+                    for_data_file(file, seq) if has_deletes else (),  # type: ignore[arg-type]
+                    residual,
+                    spec,
+                    0,
+                    file.file_size_in_bytes,
+                    seq,
                 )
             )
     return tasks
 
 
-def _live_files(
-    io: FileIO, manifest: ManifestFile, entry_filter: Callable[[ManifestEntry], bool] | None = None
-) -> Iterator[tuple[DataFile | DeleteFile, int]]:
-    for entry in read_manifest(io, manifest):
-        if entry.is_live and (entry_filter is None or entry_filter(entry)):
-            yield entry.data_file, entry.sequence_number or 0  # type: ignore[misc]
-
-
 def _delete_index(
-    io: FileIO, specs: dict[int, PartitionSpec], manifests: list[ManifestFile]
+    loader: _Loader, specs: dict[int, PartitionSpec], manifests: list[ManifestFile]
 ) -> DeleteFileIndex:
     index = DeleteFileIndex(specs)
-    for manifest in manifests:
-        for file, sequence_number in _live_files(io, manifest):
+    for decoded, hot, _ in loader.decoded(manifests):
+        indices: list[int] = np.flatnonzero(decoded.live()).tolist()
+        files = decoded.files(indices, hot)
+        for file, sequence_number in zip(files, decoded.sequence_numbers(indices)):
             if file.content == FileContent.EQUALITY_DELETES:
                 raise UnsupportedFeatureError(
                     f"the table has equality delete files ({file.file_path}); applying them comes with "
@@ -189,8 +294,173 @@ def _delete_index(
                     f"the table has deletion vectors ({file.file_path}); applying them comes with icefloe's "
                     "row-level delete support. Reading without them would return deleted rows."
                 )
-            index.add(file, sequence_number)  # type: ignore[arg-type]
+            index.add(file, sequence_number or 0)  # type: ignore[arg-type]
     return index
+
+
+# ---- loading manifests ------------------------------------------------------------------------
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _io_pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="icefloe-manifest-io")
+        return _POOL
+
+
+def _is_local(location: str) -> bool:
+    return split_scheme(location)[0] in (None, "file")
+
+
+def _manifest_key(manifest: ManifestFile) -> Hashable | None:
+    """The cache key of a decoded manifest: the file (location and length) and what its list
+    row hands down to its entries. None when the length is unknown (then it is not cached)."""
+    if not manifest.manifest_length:
+        return None
+    return (
+        "manifest",
+        manifest.manifest_path,
+        manifest.manifest_length,
+        manifest.partition_spec_id,
+        int(manifest.content),
+        manifest.added_snapshot_id,
+        manifest.sequence_number,
+        manifest.first_row_id,
+    )
+
+
+class _Loader:
+    """Reads manifest lists and decoded manifests for one plan, through the cache."""
+
+    def __init__(self, io: FileIO, cache: ManifestCache | None, token: int):
+        self.io = io
+        self.cache = cache
+        self.token = token
+
+    def manifest_list(self, snapshot: Snapshot) -> list[ManifestFile]:
+        cache, location = self.cache, snapshot.manifest_list
+        if cache is None or not location:
+            return snapshot.all_manifests(self.io)
+        key = ("list", location, snapshot.snapshot_id)
+        found = cache.get(key, self.token)
+        if found is None:
+            found = tuple(snapshot.all_manifests(self.io))
+            cache.put(key, found, 256 + 640 * len(found), token=self.token)
+        return list(found)
+
+    def decoded(
+        self, manifests: list[ManifestFile]
+    ) -> Iterator[tuple[DecodedManifest, HotValues | None, bool]]:
+        """Each manifest decoded, in order, with the flat metrics values when this thread
+        decoded it, and whether it came from the cache."""
+        cache = self.cache
+        hits: list[DecodedManifest | None] = [None] * len(manifests)
+        keys = [_manifest_key(m) for m in manifests]
+        if cache is not None:
+            for i, key in enumerate(keys):
+                if key is not None:
+                    hits[i] = cache.get(key, self.token)
+        misses = [manifests[i] for i, hit in enumerate(hits) if hit is None]
+        workers = pool_size(self.io.properties)
+        if all(_is_local(m.manifest_path) for m in misses):
+            # Local files are read when needed, in any order (reader threads would only
+            # compete for the GIL).
+            io = self.io
+            jobs: list[tuple[ManifestFile, Callable[[], bytes]]] = [
+                (m, functools.partial(read_manifest_bytes, io, m)) for m in misses
+            ]
+            decoded_misses = decode_all(jobs, workers=workers, any_order=True)
+        else:
+            fetched = self._fetch(misses)
+            decoded_misses = decode_all([(m, fetched.__next__) for m in misses], workers=workers)
+        for i, manifest in enumerate(manifests):
+            hit = hits[i]
+            if hit is not None:
+                yield hit, None, True
+                continue
+            decoded, hot = next(decoded_misses)
+            key = keys[i]
+            if cache is not None and key is not None:
+                cache.put(
+                    key,
+                    decoded,
+                    decoded.nbytes(),
+                    content_length=manifest.manifest_length,
+                    token=self.token,
+                )
+            yield decoded, hot, False
+
+    def files(
+        self,
+        decoded: DecodedManifest,
+        indices: list[int],
+        hot: HotValues | None,
+        *,
+        cached: bool,
+        stats: bool | frozenset[int],
+    ) -> list[ContentFile]:
+        """The files of ``indices``, new objects for this plan.
+
+        A manifest planned again whole (every live entry kept, as unfiltered and partition
+        scans do) gets its files cached too, while the budget has room: later plans copy them
+        (a dict copy is a fifth of the cost of building the dict) instead of building them
+        from the columns. The copies are the caller's own; the cached files are never handed out.
+        Files without all their stats are built afresh: as cheap as a copy.
+        """
+        if stats is not True:
+            return decoded.files(indices, hot, stats=stats)
+        cache = self.cache
+        key = _manifest_key(decoded.manifest)
+        if not cached or cache is None or key is None:
+            return decoded.files(indices, hot)
+        files_key = ("files", key)
+        prototypes = cache.get(files_key, self.token)
+        if prototypes is not None:
+            return [copy_file(prototypes[i]) for i in indices]
+        if len(indices) < int(np.count_nonzero(decoded.live())):
+            return decoded.files(indices)
+        built = decoded.files(indices)
+        by_index: list[ContentFile | None] = [None] * decoded.count
+        for i, file in zip(indices, built):
+            by_index[i] = file
+        if cache.put(files_key, by_index, files_weight(built), token=self.token):
+            return [copy_file(file) for file in built]
+        return built
+
+    def _fetch(self, manifests: list[ManifestFile]) -> Iterator[bytes]:
+        """The files' contents in order, read ahead by the I/O threads."""
+        io = self.io
+        if len(manifests) <= 1:
+            for manifest in manifests:
+                yield read_manifest_bytes(io, manifest)
+            return
+        pool = _io_pool()
+        pending: deque[Future[bytes]] = deque()
+        upcoming = iter(manifests)
+        try:
+            for manifest in upcoming:
+                pending.append(pool.submit(read_manifest_bytes, io, manifest))
+                if len(pending) >= READ_AHEAD:
+                    break
+            while pending:
+                data = pending.popleft().result()
+                following = next(upcoming, None)
+                if following is not None:
+                    pending.append(pool.submit(read_manifest_bytes, io, following))
+                yield data
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def drop_manifest_cache() -> None:
+    """Forget every decoded manifest and manifest list this process has cached (Java's
+    ``ManifestFiles.dropCache``, for every FileIO at once)."""
+    drop_caches()
 
 
 def referenced_columns(row_filter: Expression, schema: Schema, *, case_sensitive: bool = True) -> list[str]:

@@ -59,6 +59,8 @@ class _Scan:
     selected: tuple[str, ...] = ("*",)
     is_case_sensitive: bool = True
     options: dict[str, str] = field(default_factory=dict)
+    #: Column metrics the planned files keep: none (Java's default), all, or these columns'.
+    column_stats: bool | tuple[str, ...] = False
 
     # ---- builder -----------------------------------------------------------------------------
 
@@ -73,6 +75,27 @@ class _Scan:
         if len(columns) == 1 and isinstance(columns[0], (list, tuple)):
             columns = tuple(columns[0])
         return replace(self, selected=tuple(columns) or ("*",))
+
+    def include_column_stats(self, *columns: str) -> Self:
+        """Keep column metrics (value, null and NaN counts, sizes, bounds) on the planned data
+        files: of every column, or only of ``columns`` (Java's ``includeColumnStats``). By
+        default, as in Java, planned files carry none: they are large, reading needs none of
+        them, and dropping them makes planning many files several times cheaper."""
+        if len(columns) == 1 and isinstance(columns[0], (list, tuple)):
+            columns = tuple(columns[0])
+        return replace(self, column_stats=tuple(columns) if columns else True)
+
+    def _column_stats_ids(self) -> bool | frozenset[int]:
+        """``column_stats`` as ``plan_files`` takes it: field ids (with every nested field of
+        a selected struct, list or map column).
+
+        Raises:
+            ValidationError: a column the table schema does not have.
+        """
+        if isinstance(self.column_stats, bool):
+            return self.column_stats
+        selected = self._table_schema().select(*self.column_stats, case_sensitive=self.is_case_sensitive)
+        return frozenset(selected.id_to_name())
 
     def case_sensitive(self, value: bool = True) -> Self:
         return replace(self, is_case_sensitive=value)
@@ -154,9 +177,7 @@ class _Scan:
             batch_size=batch_size,
         ):
             if read_schema != projected:
-                batch = pa.RecordBatch.from_arrays(
-                    [batch.column(name) for name in output_schema.names], schema=output_schema
-                )
+                batch = _project_batch(batch, output_schema)
             yield batch
 
     def to_arrow(self) -> pa.Table:
@@ -277,6 +298,7 @@ class TableScan(_Scan):
             self.row_filter,
             schema=self._table_schema(),
             case_sensitive=self.is_case_sensitive,
+            column_stats=self._column_stats_ids(),
         )
 
 
@@ -381,7 +403,21 @@ class IncrementalAppendScan(_Scan):
             self.row_filter,
             schema=self._table_schema(),
             case_sensitive=self.is_case_sensitive,
+            column_stats=self._column_stats_ids(),
         )
+
+
+def _project_batch(batch: pa.RecordBatch, output_schema: pa.Schema) -> pa.RecordBatch:
+    """The output columns of a batch read with extra columns for the filter. A struct read with
+    extra children (``select("s.a")`` filtered on ``s.b``) is cast to the output's children:
+    a struct cast keeps the named children, by name."""
+    columns = []
+    for out_field in output_schema:
+        column = batch.column(out_field.name)
+        if column.type != out_field.type:
+            column = column.cast(out_field.type)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=output_schema)
 
 
 def _union(selected: tuple[str, ...], needed: list[str]) -> list[str]:
