@@ -134,8 +134,6 @@ def child_icefloe(args: argparse.Namespace) -> dict[str, Any]:
     scan = table.new_scan()
     if args.filter:
         scan = scan.filter(args.filter)
-    if args.stats:
-        scan = scan.include_column_stats()
     tasks = scan.plan_files()
     cold = time.perf_counter() - started
     peak_cold = _rss_mb()
@@ -147,13 +145,11 @@ def child_icefloe(args: argparse.Namespace) -> dict[str, Any]:
         scan = table.new_scan()
         if args.filter:
             scan = scan.filter(args.filter)
-        if args.stats:
-            scan = scan.include_column_stats()
         again = scan.plan_files()
         warm.append(time.perf_counter() - started)
         del again
     return {
-        "engine": "icefloe+stats" if args.stats else "icefloe",
+        "engine": "icefloe",
         "cold_s": cold,
         "warm_s": warm,
         "files": len(paths),
@@ -279,12 +275,8 @@ def _run_json(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, An
     return result
 
 
-def run_icefloe_child(
-    table: BenchTable, query: Query, warm: int, cache_bytes: int | None, *, stats: bool = False
-) -> dict[str, Any]:
+def run_icefloe_child(table: BenchTable, query: Query, warm: int, cache_bytes: int | None) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "icefloe"]
-    if stats:
-        cmd.append("--stats")
     cmd += ["--warehouse", str(table.warehouse), "--metadata", str(table.metadata), "--warm", str(warm)]
     if query.text():
         cmd += ["--filter", query.text() or ""]
@@ -392,16 +384,10 @@ def render(rows: list[dict[str, Any]]) -> str:
         "java best",
         "ice MB",
         "pyi MB",
-        "+stats cold",
-        "pyi/ice",
-        "+stats warm",
-        "pyi/ice",
-        "+stats MB",
     ]
     lines = []
     for r in rows:
         ice, pyi, floor, java = r["icefloe"], r["pyiceberg"], r["floor"], r.get("java")
-        stats = r.get("icefloe+stats")
         java_times = java["times"] if java else []
         lines.append(
             [
@@ -421,11 +407,6 @@ def render(rows: list[dict[str, Any]]) -> str:
                 _fmt_s(min(java_times[1:])) if len(java_times) > 1 else "-",
                 f"{ice.rss_peak_mb:.0f}",
                 f"{pyi.rss_peak_mb:.0f}" if pyi and pyi.rss_peak_mb else "-",
-                _fmt_s(stats.cold) if stats else "-",
-                _ratio(pyi.cold, stats.cold) if pyi and stats else "-",
-                _fmt_s(stats.warm) if stats else "-",
-                _ratio(pyi.warm, stats.warm) if pyi and stats else "-",
-                f"{stats.rss_peak_mb:.0f}" if stats and stats.rss_peak_mb else "-",
             ]
         )
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
@@ -482,10 +463,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--warm", type=int, default=3, help="warm plans per cold process")
     parser.add_argument("--no-java", action="store_true")
     parser.add_argument("--no-pyiceberg", action="store_true")
-    parser.add_argument(
-        "--no-stats", action="store_true", help="skip the icefloe runs with include_column_stats()"
-    )
-    parser.add_argument("--stats", action="store_true", help=argparse.SUPPRESS)
+
     parser.add_argument("--pyiceberg-python", help="interpreter with pyiceberg 0.12 (default: the harness's)")
     parser.add_argument("--cache-bytes", type=int, default=None, help="io.manifest.cache.max-total-bytes")
     parser.add_argument("--json", type=Path, help="also write every run to this JSON file")
@@ -540,7 +518,6 @@ def main(argv: list[str]) -> int:
                 "icefloe": Result("icefloe"),
                 "pyiceberg": None if python is None else Result("pyiceberg"),
                 "floor": Result("floor"),
-                "icefloe+stats": None if args.no_stats else Result("icefloe+stats"),
             }
             print(f"  {size} {name}: ", end="", flush=True)
             for _ in range(repeat):
@@ -548,18 +525,12 @@ def main(argv: list[str]) -> int:
                 row["floor"].add(run_floor_child(table, query))
                 wait_quiet(args.quiet, args.quiet_wait)
                 row["icefloe"].add(run_icefloe_child(table, query, args.warm, args.cache_bytes))
-                if row["icefloe+stats"] is not None:
-                    wait_quiet(args.quiet, args.quiet_wait)
-                    row["icefloe+stats"].add(
-                        run_icefloe_child(table, query, args.warm, args.cache_bytes, stats=True)
-                    )
+
                 if python is not None:
                     wait_quiet(args.quiet, args.quiet_wait)
                     row["pyiceberg"].add(run_pyiceberg_child(python, table, query, args.warm))
                 print(".", end="", flush=True)
-            ice, pyi, with_stats = row["icefloe"], row["pyiceberg"], row["icefloe+stats"]
-            if with_stats is not None and (ice.files, ice.digest) != (with_stats.files, with_stats.digest):
-                raise SystemExit(f"{size} {name}: icefloe planned other files with column stats")
+            ice, pyi = row["icefloe"], row["pyiceberg"]
             if pyi is not None and (ice.files, ice.digest) != (pyi.files, pyi.digest):
                 raise SystemExit(
                     f"{size} {name}: icefloe planned {ice.files} files, PyIceberg {pyi.files} "
@@ -600,9 +571,7 @@ def main(argv: list[str]) -> int:
         "\nfloor: fastavro decoding the manifest list and the manifests the plan opens (mfst);"
         " /floor: icefloe cold / floor;\npyi/ice: PyIceberg / icefloe (above 1: icefloe is faster);"
         " MB: peak RSS of the cold process (imports included);\njava: first plan in the JVM and"
-        " the best of the next ones (no manifest cache; JIT warm).\n+stats: icefloe with"
-        " include_column_stats(), planned files carrying every column metric as PyIceberg's do"
-        " (icefloe, like Java, drops them by default)."
+        " the best of the next ones (no manifest cache; JIT warm)."
     )
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

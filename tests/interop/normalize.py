@@ -43,7 +43,7 @@ import decimal
 import json
 import math
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["arrow_rows", "normalize_arrow", "normalize_rows", "normalize_value", "row_sort_key"]
@@ -94,7 +94,7 @@ def normalize_value(value: Any) -> Any:
         return bytes(value).hex()
     if isinstance(value, uuid.UUID):
         return str(value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # dicts, and the lazily decoded metrics of planned files
         return _normalize_map(value.items())
     if _is_spark_row(value):
         return {str(k): normalize_value(v) for k, v in value.asDict(recursive=False).items()}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,7 +154,7 @@ def _plain(value: Any) -> Any:
     """A form of a value where NaN equals NaN and -0.0 differs from 0.0."""
     if isinstance(value, float):
         return ("float", repr(value))
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # dicts, and the lazily decoded metrics of planned files
         return ("dict", tuple((k, _plain(v)) for k, v in value.items()))
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple(_plain(v) for v in value))

@@ -135,3 +135,15 @@ def test_float_partition_values_compare_by_bits() -> None:
     assert paths(index.for_data_file(data("d", partition=(float("nan"),), spec_id=2), 1)) == ["nan"]
     assert paths(index.for_data_file(data("d", partition=(0.0,), spec_id=2), 1)) == ["zero"]
     assert paths(index.for_data_file(data("d", partition=(-0.0,), spec_id=2), 1)) == []
+
+
+def test_deletion_vectors_apply_at_equal_sequence_numbers_within_their_partition() -> None:
+    index = DeleteFileIndex(SPECS)
+    index.add(vector("dv", "a.parquet"), 3)
+    index.add(vector("dv-wrong-partition", "b.parquet", partition=(2,)), 3)
+    index.add(equality("eq"), 3)
+    # Same commit: the vector applies (positions), the equality delete does not (strictly older).
+    assert paths(index.for_data_file(data("a.parquet"), 3)) == ["dv"]
+    assert paths(index.for_data_file(data("a.parquet"), 2)) == ["dv", "eq"]
+    # A vector whose partition differs from its data file's does not apply (spec: partition equal).
+    assert paths(index.for_data_file(data("b.parquet"), 1)) == ["eq"]

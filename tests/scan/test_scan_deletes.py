@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from icefloe import Catalog, DataFile, DeleteFile, Snapshot, Table
-from icefloe.errors import UnsupportedFeatureError
 from icefloe.expressions import always_true
 from icefloe.io import LocalFileIO
 from icefloe.manifests import ManifestWriter, write_manifest_list
@@ -161,11 +160,13 @@ def test_deletes_do_not_apply_to_newer_files(deleted: tuple[Catalog, Table, Snap
     assert table.new_scan().count() == 10
 
 
-def test_unsupported_delete_kinds_fail_loudly(memory_catalog: Catalog) -> None:
+def test_equality_deletes_without_field_ids_are_applied_by_name(memory_catalog: Catalog) -> None:
+    # A delete file written without Parquet field ids (as some tools do): its columns are matched
+    # to the delete columns by name.
     table = memory_catalog.create_table("db.t", ARROW_SCHEMA, properties={"format-version": "2"})
     table.append(rows(3))
     path = local(table.location()) / "data" / "eq-deletes.parquet"
-    pq.write_table(rows(1).select(["id"]), path)
+    pq.write_table(pa.table({"id": pa.array([0], pa.int64())}), path)
     delete: DeleteFile = (
         DataFile.builder(table.spec(), table.schema())
         .of_equality_deletes(1)
@@ -176,11 +177,9 @@ def test_unsupported_delete_kinds_fail_loudly(memory_catalog: Catalog) -> None:
         .build()
     )
     _commit_deletes(memory_catalog, table, [delete])
-    # Reading without applying them would return deleted rows: refuse, naming the file.
-    with pytest.raises(UnsupportedFeatureError, match=r"eq-deletes\.parquet"):
-        table.new_scan().to_arrow()
-    with pytest.raises(UnsupportedFeatureError, match=r"eq-deletes\.parquet"):
-        table.new_scan().count()
+    assert sorted(table.new_scan().to_arrow().column("id").to_pylist()) == [1, 2]
+    assert table.new_scan().count() == 2
+    assert table.new_scan().filter("id < 2").count() == 1
     assert sorted_rows(
         table.new_scan().use_snapshot(table.snapshots()[0].snapshot_id).to_arrow()
     ) == sorted_rows(rows(3))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import pickle
 import shutil
 from pathlib import Path
 
@@ -173,19 +174,24 @@ _STATS = (
 )
 
 
-def test_planned_files_carry_column_stats_only_when_asked(events: Table) -> None:
+def test_planned_files_carry_column_stats_decoded_on_use(events: Table) -> None:
     stored = {f.file_path: f for s in events.snapshots() for f in s.added_data_files(events.io())}
-    # As Java's scans: no column metrics unless include_column_stats(); everything else intact.
-    for task in events.new_scan().filter("id < 50").plan_files():
-        assert all(getattr(task.file, name) is None for name in _STATS)
+    tasks = events.new_scan().filter("id < 50").plan_files()
+    assert tasks
+    for task in tasks:
         full = stored[task.file.file_path]
         assert task.file.record_count == full.record_count
         assert task.file.partition == full.partition
         assert task.file.split_offsets == full.split_offsets
-    # All of them, equal to the manifest's.
-    for task in events.new_scan().filter("id < 50").include_column_stats().plan_files():
-        assert task.file == stored[task.file.file_path]
-        assert all(getattr(task.file, name) == getattr(stored[task.file.file_path], name) for name in _STATS)
+        for name in _STATS:
+            planned, expected = getattr(task.file, name), getattr(full, name)
+            # Equal to the manifest's, as a mapping and as a dict; pickles as a plain dict.
+            assert planned == expected and dict(planned) == expected
+            assert sorted(planned) == sorted(expected) and len(planned) == len(expected)
+            restored = pickle.loads(pickle.dumps(planned))
+            assert type(restored) is dict and restored == expected
+        copy = pickle.loads(pickle.dumps(task.file))
+        assert all(getattr(copy, name) == getattr(full, name) for name in _STATS)
     # Only the named columns' (case-insensitively, when the scan is).
     schema = events.schema()
     id_field, name_field = schema.find_field("id"), schema.find_field("name")

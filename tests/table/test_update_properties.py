@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from icefloe import Catalog
-from icefloe.errors import ValidationError
+from icefloe.errors import ValidationError, ValidationException
+from icefloe.spec.manifest import FileFormat
 from table.helpers import ARROW_SCHEMA, rows
 
 
@@ -43,7 +44,19 @@ def test_bad_keys_and_values(memory_catalog: Catalog, key: str, value: object) -
         table.update_properties().set(key, value)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("name", ["uuid", "snapshot-count", "current-snapshot-id"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "uuid",
+        "snapshot-count",
+        "current-snapshot-id",
+        "current-snapshot-summary",
+        "current-snapshot-timestamp-ms",
+        "current-schema",
+        "default-partition-spec",
+        "default-sort-order",
+    ],
+)
 def test_reserved_names_are_refused(memory_catalog: Catalog, name: str) -> None:
     table = memory_catalog.create_table("db.t", ARROW_SCHEMA)
     with pytest.raises(ValidationError, match=name):
@@ -101,3 +114,61 @@ def test_properties_in_a_transaction_combine(memory_catalog: Catalog) -> None:
     txn.commit_transaction()
     assert "a" not in table.properties()
     assert table.properties()["b"] == "2"
+
+
+def test_format_version_cannot_be_removed(memory_catalog: Catalog) -> None:
+    table = memory_catalog.create_table("db.t", ARROW_SCHEMA)
+    with pytest.raises(ValidationError, match="format-version"):
+        table.update_properties().remove("format-version")
+
+
+def test_upgrade_and_properties_in_one_update(memory_catalog: Catalog) -> None:
+    table = memory_catalog.create_table("db.t", ARROW_SCHEMA, properties={"format-version": "1", "a": "1"})
+    table.update_properties().set("format-version", "3").set("b", "2").remove("a").commit()
+    assert table.format_version() == 3
+    assert table.properties().get("b") == "2" and "a" not in table.properties()
+    assert "format-version" not in memory_catalog.load_table("db.t").properties()
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"), [("PARQUET", "parquet"), ("avro", "avro"), (FileFormat.ORC, "orc")]
+)
+def test_default_format(memory_catalog: Catalog, value: object, stored: str) -> None:
+    table = memory_catalog.create_table("db.t", ARROW_SCHEMA)
+    table.update_properties().default_format(value).commit()  # type: ignore[arg-type]
+    assert table.properties()["write.format.default"] == stored
+
+
+@pytest.mark.parametrize("value", ["csv", FileFormat.PUFFIN, 3])
+def test_default_format_refuses_other_formats(memory_catalog: Catalog, value: object) -> None:
+    table = memory_catalog.create_table("db.t", ARROW_SCHEMA)
+    with pytest.raises(ValidationError, match="invalid default file format"):
+        table.update_properties().default_format(value)  # type: ignore[arg-type]
+
+
+def test_metrics_modes_must_name_a_column(memory_catalog: Catalog) -> None:
+    table = memory_catalog.create_table("db.t", ARROW_SCHEMA)
+    with pytest.raises(ValidationException, match="could not find column 'nope'"):
+        table.update_properties().set("write.metadata.metrics.column.nope", "full").commit()
+    assert "write.metadata.metrics.column.nope" not in table.properties()
+    table.update_properties().set("write.metadata.metrics.column.name", "full").commit()
+    assert table.properties()["write.metadata.metrics.column.name"] == "full"
+    # A stale key left by another writer does not block unrelated updates.
+    table.update_schema().rename_column("name", "label").commit()  # the key follows the column
+    assert table.properties()["write.metadata.metrics.column.label"] == "full"
+    table.update_properties().set("write.metadata.metrics.column.label", "counts").commit()
+    stale = {"write.metadata.metrics.column.gone": "none"}
+    table2 = memory_catalog.create_table("db.t2", ARROW_SCHEMA, properties=stale)
+    table2.update_properties().set("x", "y").commit()
+    assert table2.properties()["x"] == "y"
+
+
+def test_concurrent_property_updates_both_apply(memory_catalog: Catalog) -> None:
+    table = memory_catalog.create_table(
+        "db.t", ARROW_SCHEMA, properties={"commit.retry.min-wait-ms": "1", "commit.retry.max-wait-ms": "5"}
+    )
+    stale = memory_catalog.load_table("db.t")
+    table.update_properties().set("a", "1").commit()
+    stale.update_properties().set("b", "2").commit()  # retried on the fresh metadata
+    properties = memory_catalog.load_table("db.t").properties()
+    assert (properties["a"], properties["b"]) == ("1", "2")

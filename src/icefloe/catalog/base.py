@@ -312,6 +312,15 @@ class CatalogBackend(ABC):
         """Whether the catalog has a table with this identifier."""
         return self._read_pointer(parse_identifier(identifier)) is not None
 
+    def check_can_create(self, identifier: Identifier, metadata: TableMetadata) -> None:
+        """Fail early if ``create_table(identifier, metadata)`` would fail now (a create
+        transaction checks this before writing anything; its commit checks again).
+
+        Raises:
+            NoSuchNamespaceError, TableAlreadyExistsError, ValidationError.
+        """
+        self._check_can_create(parse_identifier(identifier), metadata)
+
     def create_table(self, identifier: Identifier, metadata: TableMetadata) -> LoadedTable:
         """Write the table's first metadata file and register it.
 

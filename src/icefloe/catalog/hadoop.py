@@ -294,7 +294,9 @@ class HadoopCatalog(CatalogBackend):
         path = self._dir(parts)
         if self._is_table_dir(path):
             raise TableAlreadyExistsError(f"table {identifier_to_string(parts)} already exists")
-        if os.path.isdir(path) and os.listdir(path):
+        # A create transaction writes its data files and manifests under the table's
+        # directory before the commit creates the table: those folders alone are no obstacle.
+        if os.path.isdir(path) and not set(os.listdir(path)) <= {"data", "metadata"}:
             raise ValidationError(
                 f"cannot create table {identifier_to_string(parts)}: its directory {path} is not empty "
                 "(it is a namespace or holds other files)"

@@ -3,7 +3,7 @@
 from icefloe.scan.delete_index import DeleteFileIndex
 from icefloe.scan.incremental import appends_between, plan_appended_files, resolve_range
 from icefloe.scan.planning import plan_files, referenced_columns
-from icefloe.scan.reading import PositionDeletes, read_batches, task_row_count
+from icefloe.scan.reading import EqualityDeletes, PositionDeletes, read_batches, task_row_count
 from icefloe.scan.splitting import (
     CombinedScanTask,
     ScanTaskGroup,
@@ -17,6 +17,7 @@ from icefloe.scan.tasks import FileScanTask
 __all__ = [
     "CombinedScanTask",
     "DeleteFileIndex",
+    "EqualityDeletes",
     "FileScanTask",
     "PositionDeletes",
     "ScanTaskGroup",

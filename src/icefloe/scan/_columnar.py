@@ -25,7 +25,7 @@ import dataclasses
 import itertools
 import struct
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
@@ -54,9 +54,7 @@ __all__ = [
     "DecodedManifest",
     "HotValues",
     "ManifestBuilder",
-    "copy_file",
     "decode_manifest",
-    "files_weight",
 ]
 
 _STATUSES = tuple(ManifestEntryStatus)
@@ -209,6 +207,78 @@ class _MapColumn:
     def _nbytes(self) -> int:
         return self.codes.nbytes + self.starts.nbytes + sum(64 + 32 * len(k) for k in self.layouts)
 
+    def entry(self, i: int) -> dict[int, Any] | None:
+        """The dict of entry ``i`` alone (None: the entry has no map)."""
+        code = int(self.codes[i])
+        if code < 0:
+            return None
+        start, end = int(self.starts[i]), int(self.starts[i + 1])
+        return dict(zip(self.layouts[code], self._values(start, end)))
+
+    def _values(self, start: int, end: int) -> list[Any]:
+        raise NotImplementedError
+
+    def lazy_maps(self, indices: Sequence[int]) -> list[LazyMetrics | None]:
+        """A lazily decoded map per entry in ``indices`` (None for an entry without one)."""
+        if self.uniform is not None:
+            return [LazyMetrics(self, i) for i in indices]
+        codes = self.codes.tolist()
+        return [None if codes[i] < 0 else LazyMetrics(self, i) for i in indices]
+
+
+class LazyMetrics(Mapping[int, Any]):
+    """One file's metrics map (field id -> count or bound), decoded from its manifest's
+    columns on first use.
+
+    Planning hands out a ``DataFile`` per kept entry; building its six metrics dicts eagerly
+    was most of the cost of planning many files, and most callers never look at them. This
+    mapping keeps a reference to the column and the entry; it pickles (and compares) as the
+    plain dict it stands for."""
+
+    __slots__ = ("_column", "_dict", "_index")
+
+    def __init__(self, column: _MapColumn, index: int):
+        self._column = column
+        self._index = index
+        self._dict: dict[int, Any] | None = None
+
+    def _load(self) -> dict[int, Any]:
+        found = self._dict
+        if found is None:
+            found = self._dict = self._column.entry(self._index) or {}
+        return found
+
+    def __getitem__(self, key: int) -> Any:
+        return self._load()[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._load()
+
+    def get(self, key: int, default: Any = None) -> Any:
+        return self._load().get(key, default)
+
+    def copy(self) -> dict[int, Any]:
+        return dict(self._load())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyMetrics):
+            other = other._load()
+        return self._load() == other
+
+    __hash__ = None  # type: ignore[assignment]  # a mutable-mapping stand-in: unhashable like dict
+
+    def __repr__(self) -> str:
+        return repr(self._load())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (self._load(),))
+
 
 class CountsColumn(_MapColumn):
     """An int-valued metrics map (column sizes, value / null / NaN counts) of every entry."""
@@ -221,6 +291,9 @@ class CountsColumn(_MapColumn):
             self.values: np.ndarray = np.array(values, dtype=np.int64)
         except (TypeError, OverflowError):  # nulls or huge values in a malformed file: keep them
             self.values = np.array(values, dtype=object)
+
+    def _values(self, start: int, end: int) -> list[Any]:
+        return self.values[start:end].tolist()  # type: ignore[no-any-return]
 
     def get(self, field_id: int) -> tuple[np.ndarray, np.ndarray]:
         """(present, value) of ``field_id`` per entry; the value is 0 where not present."""
@@ -300,6 +373,11 @@ class BoundsColumn(_MapColumn):
                 return [dict(zip(keys, row)) for row in zip(*[iter(picked)] * width)]
             values = self._all_values()
         return self._maps(indices, values)
+
+    def _values(self, start: int, end: int) -> list[Any]:
+        offsets = self.offsets[start : end + 1].tolist()
+        blob = self.blob
+        return [blob[a:b] for a, b in itertools.pairwise(offsets)]
 
     def _all_values(self) -> list[bytes] | tuple[bytes, ...]:
         """Every bound as its own bytes object, in order."""
@@ -428,7 +506,8 @@ class DecodedManifest:
     ) -> list[ContentFile]:
         """The ``DataFile`` / ``DeleteFile`` of each entry in ``indices``, equal field by field
         to what ``read_manifest`` gives for it. ``hot``: the builder's flat value lists, while
-        the plan that decoded this manifest has them (saves converting the arrays back).
+        the plan that decoded this manifest has them (saves converting the arrays back when
+        ``stats`` selects columns; with all stats, the maps are ``LazyMetrics``).
 
         ``stats``: which column metrics the files keep: all (True), none (False: the six
         metrics maps are None, as Java's ``copyWithoutStats``; building a file then costs a
@@ -436,6 +515,12 @@ class DecodedManifest:
         if stats is False:
             none: list[Any] = [None] * len(indices)
             column_sizes = value_counts = null_counts = nan_counts = lower = upper = none
+        elif stats is True:
+            # Decoded on first use: most planned files' metrics are never looked at.
+            metrics = self.metrics
+            column_sizes, value_counts, null_counts, nan_counts, lower, upper = (
+                metrics[name].lazy_maps(indices) for name in _MAP_NAMES
+            )
         else:
             metrics = self.metrics
             column_sizes, value_counts, null_counts, nan_counts, lower, upper = (
@@ -821,53 +906,3 @@ def decode_manifest(data: bytes, manifest: ManifestFile) -> tuple[DecodedManifes
     builder = ManifestBuilder(layout, manifest)
     builder.read(blocks)
     return builder.finish()
-
-
-def _copy(value: Any) -> Any:
-    return None if value is None else value.copy()
-
-
-def copy_file(file: ContentFile) -> ContentFile:
-    """A copy of ``file`` with copies of its metrics dicts (the rest is immutable)."""
-    return type(file)(
-        file.file_path,
-        file.file_format,
-        file.record_count,
-        file.file_size_in_bytes,
-        file.partition,
-        file.content,
-        file.spec_id,
-        _copy(file.column_sizes),
-        _copy(file.value_counts),
-        _copy(file.null_value_counts),
-        _copy(file.nan_value_counts),
-        _copy(file.lower_bounds),
-        _copy(file.upper_bounds),
-        file.key_metadata,
-        file.split_offsets,
-        file.equality_ids,
-        file.sort_order_id,
-        file.first_row_id,
-        file.referenced_data_file,
-        file.content_offset,
-        file.content_size_in_bytes,
-    )
-
-
-def files_weight(files: Sequence[ContentFile]) -> int:
-    """An estimate of the memory ``files`` hold: the object, its path, and per metrics map a
-    dict with its keys and values (measured: about 70 bytes per pair)."""
-    total = 0
-    for file in files:
-        total += 400 + len(file.file_path)
-        for values in (
-            file.column_sizes,
-            file.value_counts,
-            file.null_value_counts,
-            file.nan_value_counts,
-            file.lower_bounds,
-            file.upper_bounds,
-        ):
-            if values is not None:
-                total += 240 + 70 * len(values)
-    return total

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from icefloe.errors import UnsupportedFeatureError, ValidationError
+from icefloe.errors import ValidationError
 from icefloe.expressions import (
     AlwaysTrue,
     Expression,
@@ -48,7 +48,7 @@ from icefloe.expressions import (
 from icefloe.expressions.evaluator import compile_expression
 from icefloe.io import FileIO, split_scheme
 from icefloe.manifests.reader import gc_paused, read_manifest_bytes
-from icefloe.scan._columnar import DecodedManifest, HotValues, copy_file, files_weight
+from icefloe.scan._columnar import DecodedManifest, HotValues
 from icefloe.scan._manifest_cache import ManifestCache, cache_for, drop_caches, new_plan_token
 from icefloe.scan._metrics_filter import MetricsFilter
 from icefloe.scan._parallel import decode_all, pool_size
@@ -56,8 +56,6 @@ from icefloe.scan.delete_index import DeleteFileIndex
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spec.manifest import (
     ContentFile,
-    FileContent,
-    FileFormat,
     ManifestContent,
     ManifestEntry,
     ManifestFile,
@@ -162,7 +160,6 @@ def plan_files(
 
     Raises:
         InvalidFilterError: naming the column or literal the filter gets wrong.
-        UnsupportedFeatureError: for delete kinds this version of icefloe cannot apply yet.
         InvalidManifestError, NoSuchFileError: a manifest list or manifest is damaged or missing.
         ValidationError: a manifest uses a partition spec the metadata lacks; an invalid
             ``io.manifest.cache-*`` property.
@@ -230,7 +227,7 @@ def _plan(
 
     tasks: list[FileScanTask] = []
     append = tasks.append
-    for decoded, hot, cached in loader.decoded(data_manifests):
+    for decoded, hot, _ in loader.decoded(data_manifests):
         spec_filters = filters_for(decoded.spec_id)
         spec = specs[decoded.spec_id]
         mask = decoded.live()
@@ -242,7 +239,7 @@ def _plan(
         indices: list[int] = np.flatnonzero(mask).tolist()
         if not indices:
             continue
-        files = loader.files(decoded, indices, hot, cached=cached, stats=stats)
+        files = loader.files(decoded, indices, hot, stats=stats)
         sequence_numbers = decoded.sequence_numbers(indices)
         if entry_filter is not None:
             entries = decoded.entries(indices, files)
@@ -284,16 +281,6 @@ def _delete_index(
         indices: list[int] = np.flatnonzero(decoded.live()).tolist()
         files = decoded.files(indices, hot)
         for file, sequence_number in zip(files, decoded.sequence_numbers(indices)):
-            if file.content == FileContent.EQUALITY_DELETES:
-                raise UnsupportedFeatureError(
-                    f"the table has equality delete files ({file.file_path}); applying them comes with "
-                    "icefloe's row-level delete support. Reading without them would return deleted rows."
-                )
-            if file.file_format == FileFormat.PUFFIN:
-                raise UnsupportedFeatureError(
-                    f"the table has deletion vectors ({file.file_path}); applying them comes with icefloe's "
-                    "row-level delete support. Reading without them would return deleted rows."
-                )
             index.add(file, sequence_number or 0)  # type: ignore[arg-type]
     return index
 
@@ -400,36 +387,11 @@ class _Loader:
         indices: list[int],
         hot: HotValues | None,
         *,
-        cached: bool,
         stats: bool | frozenset[int],
     ) -> list[ContentFile]:
-        """The files of ``indices``, new objects for this plan.
-
-        A manifest planned again whole (every live entry kept, as unfiltered and partition
-        scans do) gets its files cached too, while the budget has room: later plans copy them
-        (a dict copy is a fifth of the cost of building the dict) instead of building them
-        from the columns. The copies are the caller's own; the cached files are never handed out.
-        Files without all their stats are built afresh: as cheap as a copy.
-        """
-        if stats is not True:
-            return decoded.files(indices, hot, stats=stats)
-        cache = self.cache
-        key = _manifest_key(decoded.manifest)
-        if not cached or cache is None or key is None:
-            return decoded.files(indices, hot)
-        files_key = ("files", key)
-        prototypes = cache.get(files_key, self.token)
-        if prototypes is not None:
-            return [copy_file(prototypes[i]) for i in indices]
-        if len(indices) < int(np.count_nonzero(decoded.live())):
-            return decoded.files(indices)
-        built = decoded.files(indices)
-        by_index: list[ContentFile | None] = [None] * decoded.count
-        for i, file in zip(indices, built):
-            by_index[i] = file
-        if cache.put(files_key, by_index, files_weight(built), token=self.token):
-            return [copy_file(file) for file in built]
-        return built
+        """The files of ``indices``, new objects for this plan (their metrics maps decoded
+        lazily: building them was most of the cost of planning many files)."""
+        return decoded.files(indices, hot, stats=stats)
 
     def _fetch(self, manifests: list[ManifestFile]) -> Iterator[bytes]:
         """The files' contents in order, read ahead by the I/O threads."""

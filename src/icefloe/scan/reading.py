@@ -1,8 +1,16 @@
 """Reading planned tasks into Arrow record batches.
 
 Each task's data file is read projected by field id to the scan's read schema (so renamed and
-added columns come back right), its position deletes are removed, and its residual filter is
-applied exactly. Batches stream: memory is bounded by a batch, not by the table.
+added columns come back right), its deletes are removed and its residual filter is applied
+exactly. Batches stream: memory is bounded by a batch (and the scan's delete files), not by the
+table.
+
+Deletes (spec: "Scan Planning" decides which apply; :class:`PositionDeletes` reads each delete
+file once per scan):
+
+- position delete files and deletion vectors remove rows by position;
+- equality deletes remove rows whose delete columns equal a delete row's (null equals null).
+  Delete columns the read schema lacks are read too and dropped afterwards.
 
 A task that covers part of its file (a split from ``plan_tasks()``) reads the row groups of its
 byte range only (Parquet's midpoint rule); deletes and ``_pos`` keep the file's positions.
@@ -16,53 +24,26 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from icefloe.arrow.reader import read_parquet, read_position_deletes, split_row_ranges
+from icefloe.arrow.equality import key_column
+from icefloe.arrow.reader import read_parquet, split_row_ranges
 from icefloe.arrow.row_filter import to_arrow_expression
+from icefloe.arrow.schema import schema_to_arrow
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, bind
 from icefloe.io import FileIO
+from icefloe.scan._deletes import (
+    EqualityDeletes,
+    PositionDeletes,
+    index_path,
+    table_name_mapping,
+    with_fields,
+)
 from icefloe.scan.tasks import FileScanTask
-from icefloe.serde.name_mapping_json import loads_name_mapping
 from icefloe.spec.manifest import FileContent, FileFormat
-from icefloe.spec.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, NameMapping
 from icefloe.spec.schema import Schema
 from icefloe.spec.table_metadata import TableMetadata
 
-__all__ = ["PositionDeletes", "read_batches", "task_row_count"]
-
-
-class PositionDeletes:
-    """The deleted positions of a scan's delete files, each file read once.
-
-    A position delete file usually holds deletes for many data files; reading it again for
-    every data file it applies to would cost a footer read and a scan per task (slow on object
-    stores). One instance serves one scan; it holds the positions of the files it has read.
-    """
-
-    def __init__(self, io: FileIO):
-        self._io = io
-        self._by_delete_file: dict[str, dict[str, np.ndarray]] = {}
-
-    def for_task(self, task: FileScanTask) -> np.ndarray | None:
-        """The sorted, unique deleted positions of the task's data file, or None."""
-        arrays = []
-        for delete in task.deletes:
-            if delete.content != FileContent.POSITION_DELETES or delete.file_format == FileFormat.PUFFIN:
-                raise UnsupportedFeatureError(
-                    f"delete file {delete.file_path} ({delete.content.name.lower()}, "
-                    f"{delete.file_format.value}) cannot be applied by this version of icefloe"
-                )
-            found = self._by_delete_file.get(delete.file_path)
-            if found is None:
-                found = self._by_delete_file[delete.file_path] = read_position_deletes(
-                    self._io, delete.file_path
-                )
-            positions = found.get(task.file.file_path)
-            if positions is not None:
-                arrays.append(positions)
-        if not arrays:
-            return None
-        return np.unique(np.concatenate(arrays))
+__all__ = ["EqualityDeletes", "PositionDeletes", "read_batches", "task_row_count"]
 
 
 def read_batches(
@@ -73,23 +54,38 @@ def read_batches(
     *,
     case_sensitive: bool = True,
     batch_size: int | None = None,
+    deletes: PositionDeletes | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Stream the rows of ``tasks``, projected to ``read_schema``.
+    """Stream the rows of ``tasks``, projected to ``read_schema``, without their deleted rows.
 
     Args:
         io: reads data and delete files.
-        metadata: the table metadata (name mapping for files without field ids).
-        tasks: planned tasks; each task's residual is applied to its rows.
+        metadata: the table metadata (name mapping for files without field ids; schemas for
+            equality delete columns the read schema lacks).
+        tasks: planned tasks; each task's residual is applied to its rows and its deletes
+            (position, deletion vector, equality) remove theirs.
         read_schema: the columns to produce; must include every column the residuals use.
         case_sensitive: how residual column names match.
         batch_size: the maximum rows per batch.
+        deletes: the scan's delete file cache (default a new one for this call).
+
+    Raises:
+        InvalidDataFileError: a data or delete file is missing or malformed (naming it).
+        UnsupportedFeatureError: a data file is not Parquet.
     """
-    name_mapping = _name_mapping(metadata)
-    deletes = PositionDeletes(io)
+    name_mapping = table_name_mapping(metadata)
+    if deletes is None:
+        deletes = PositionDeletes(io, metadata)
     for task in tasks:
         if isinstance(task.residual, AlwaysFalse):
             continue
+        if task.file.file_format != FileFormat.PARQUET:
+            raise UnsupportedFeatureError(
+                f"data file {task.file.file_path} is {task.file.file_format.value}; icefloe reads Parquet data files"
+            )
         positions = deletes.for_task(task)
+        equality = deletes.equality_for_task(task, read_schema)
+        schema = _with_delete_columns(read_schema, equality)
         residual = None
         if not isinstance(task.residual, AlwaysTrue):
             bound = bind(read_schema, task.residual, case_sensitive=case_sensitive)
@@ -99,30 +95,45 @@ def read_batches(
             kwargs["batch_size"] = batch_size
         if not task.is_whole_file:
             kwargs["byte_range"] = (task.start, task.length)
-        if task.file.file_format != FileFormat.PARQUET:
-            raise UnsupportedFeatureError(
-                f"data file {task.file.file_path} is {task.file.file_format.value}; icefloe reads Parquet data files"
-            )
-        yield from read_parquet(
+        batches = read_parquet(
             io,
             task.file.file_path,
-            projected=read_schema,
+            projected=schema,
             name_mapping=name_mapping,
             row_filter=residual,
             positions_to_delete=positions,
-            constants=_identity_constants(task, read_schema),
+            constants=_identity_constants(task, schema),
             first_row_id=task.file.first_row_id,
             data_sequence_number=task.data_sequence_number,
             **kwargs,
         )
+        if equality:
+            batches = _without_equality_deletes(batches, equality, schema, read_schema)
+        yield from batches
 
 
-def task_row_count(io: FileIO, task: FileScanTask, deletes: PositionDeletes | None = None) -> int:
-    """The rows of a task without a residual: its record count minus its deleted positions.
+def task_row_count(
+    io: FileIO,
+    task: FileScanTask,
+    deletes: PositionDeletes | None = None,
+    *,
+    metadata: TableMetadata | None = None,
+) -> int:
+    """The rows of a task without a residual: its record count minus its deleted rows.
+
+    Position deletes and deletion vectors are counted from the delete files alone. Equality
+    deletes need the data: the task's delete columns are read (only those) and matched.
 
     For a split (part of a file) the rows are those of its row groups (read from the file's
-    footer), minus the deleted positions among them. Pass one ``deletes`` for all the tasks of
-    a scan so each delete file is read once.
+    footer), minus the deleted rows among them. Pass one ``deletes`` for all the tasks of a
+    scan so each delete file is read once.
+
+    Args:
+        io: reads data and delete files.
+        task: the task, with an ``AlwaysTrue`` residual.
+        deletes: the scan's delete file cache.
+        metadata: the table metadata, for data files without field ids (name mapping) and
+            equality delete columns; default the one ``deletes`` was made with.
 
     Raises:
         ValidationError: the task has a residual filter (its count needs the rows).
@@ -131,13 +142,30 @@ def task_row_count(io: FileIO, task: FileScanTask, deletes: PositionDeletes | No
         raise ValidationError(
             f"task of {task.file.file_path} has a residual filter ({task.residual}); count its rows by reading"
         )
-    positions = (deletes or PositionDeletes(io)).for_task(task)
-    if task.is_whole_file:
+    if deletes is None:
+        deletes = PositionDeletes(io, metadata)
+    positions = deletes.for_task(task)
+    if task.is_whole_file and not any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes):
         return task.file.record_count - (len(positions) if positions is not None else 0)
     if task.file.file_format != FileFormat.PARQUET:
         raise UnsupportedFeatureError(
             f"data file {task.file.file_path} is {task.file.file_format.value}; icefloe reads Parquet data files"
         )
+    equality = deletes.equality_for_task(task)
+    if equality:
+        metadata = metadata if metadata is not None else deletes.metadata
+        schema = _with_delete_columns(Schema(), equality)
+        batches = read_parquet(
+            io,
+            task.file.file_path,
+            projected=schema,
+            file_schema_hint=schema,
+            name_mapping=table_name_mapping(metadata) if metadata is not None else None,
+            positions_to_delete=positions,
+            constants=_identity_constants(task, schema),
+            byte_range=None if task.is_whole_file else (task.start, task.length),
+        )
+        return sum(batch.num_rows for batch in _without_equality_deletes(batches, equality, schema, schema))
     total = 0
     for first, count in split_row_ranges(io, task.file.file_path, task.start, task.length):
         total += count
@@ -147,6 +175,43 @@ def task_row_count(io: FileIO, task: FileScanTask, deletes: PositionDeletes | No
     return total
 
 
+def _with_delete_columns(read_schema: Schema, equality: list[EqualityDeletes]) -> Schema:
+    """The read schema plus the equality delete columns it lacks."""
+    if not equality:
+        return read_schema
+    return with_fields(read_schema, [i for e in equality for i in e.field_ids], [e.schema for e in equality])
+
+
+def _without_equality_deletes(
+    batches: Iterable[pa.RecordBatch], equality: list[EqualityDeletes], schema: Schema, read_schema: Schema
+) -> Iterator[pa.RecordBatch]:
+    """``batches`` (of ``schema``) without the rows the equality deletes delete, projected to
+    ``read_schema``."""
+    paths = [[index_path(schema, i) for i in e.field_ids] for e in equality]
+    target = None if schema is read_schema else schema_to_arrow(read_schema)
+    for batch in batches:
+        deleted = None
+        for deletes, columns in zip(equality, paths):
+            mask = deletes.keys.deleted([key_column(batch, path) for path in columns])
+            deleted = mask if deleted is None else deleted | mask
+        if deleted is not None and deleted.any():
+            batch = batch.filter(pa.array(~deleted))
+        if batch.num_rows == 0:
+            continue
+        yield batch if target is None else _project(batch, target)
+
+
+def _project(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` reduced to the fields of ``target`` (a prefix-compatible subset by name)."""
+    if not len(target):
+        return pa.RecordBatch.from_struct_array(pa.repeat(pa.scalar({}, pa.struct([])), batch.num_rows))
+    columns = []
+    for field in target:
+        column = batch.column(field.name)
+        columns.append(column if column.type == field.type else column.cast(field.type))
+    return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
 def _identity_constants(task: FileScanTask, read_schema: Schema) -> dict[int, Any]:
     """Identity partition values, for columns a data file does not hold (imported files)."""
     constants: dict[int, Any] = {}
@@ -154,10 +219,3 @@ def _identity_constants(task: FileScanTask, read_schema: Schema) -> dict[int, An
         if field.transform.is_identity and read_schema.find_field(field.source_id) is not None:
             constants[field.source_id] = value
     return constants
-
-
-def _name_mapping(metadata: TableMetadata) -> NameMapping | None:
-    text = metadata.properties.get(DEFAULT_NAME_MAPPING_PROPERTY)
-    if text is None:
-        return None
-    return loads_name_mapping(text, location=f"table property {DEFAULT_NAME_MAPPING_PROPERTY}")

@@ -7,18 +7,21 @@ catalog backend (``icefloe.catalog``), which knows nothing about Tables.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from icefloe.arrow.schema import arrow_to_schema_fresh
 from icefloe.catalog import CatalogBackend, Identifier, parse_identifier, parse_namespace
-from icefloe.errors import ValidationError
+from icefloe.errors import NoSuchTableError, ValidationError
 from icefloe.io import FileIO, load_file_io
-from icefloe.spec.builder import new_table_metadata
+from icefloe.spec.builder import MetadataBuilder, new_table_metadata
 from icefloe.spec.partitioning import PartitionSpec, build_spec
 from icefloe.spec.schema import Schema
 from icefloe.spec.sorting import SortOrder, build_sort_order
+from icefloe.table.catalog_transactions import DefinitionMode, TableDefinition
 from icefloe.table.table import Table
+from icefloe.table.transaction import Transaction
 
 __all__ = ["Catalog"]
 
@@ -132,6 +135,118 @@ class Catalog:
         if self.backend.table_exists(ident):
             return self.load_table(ident)
         return self.create_table(ident, schema, **kwargs)
+
+    def create_table_transaction(
+        self,
+        identifier: Identifier,
+        schema: Schema | Any,
+        *,
+        partition_by: Iterable[str] | PartitionSpec | None = None,
+        sort_by: Iterable[str] | SortOrder | None = None,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Transaction:
+        """A transaction that creates the table when it commits (Java's ``createTransaction()``).
+
+        Arguments are those of ``create_table``. The transaction offers every operation of
+        ``table.new_transaction()`` (``append(data)``, ``new_append()``,
+        ``update_properties()``, ...); nothing exists in the catalog until
+        ``commit_transaction()`` creates the table with all of them as its first metadata
+        version. ``txn.table`` is the new table once committed.
+
+        Raises:
+            TableAlreadyExistsError: the table exists (now, or at commit: then everything the
+                transaction wrote is deleted).
+            NoSuchNamespaceError, ValidationError: as ``create_table``.
+        """
+        return self._definition_transaction(
+            DefinitionMode.CREATE, identifier, schema, partition_by, sort_by, location, properties
+        )
+
+    def replace_table_transaction(
+        self,
+        identifier: Identifier,
+        schema: Schema | Any,
+        *,
+        partition_by: Iterable[str] | PartitionSpec | None = None,
+        sort_by: Iterable[str] | SortOrder | None = None,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Transaction:
+        """A transaction that replaces the table's definition when it commits (Java's
+        ``replaceTransaction()``).
+
+        The table keeps its uuid, snapshots, history and refs, except ``main``: after the
+        commit its current snapshot is the one the transaction appends, or none. Schema,
+        partition spec and sort order become the given ones (ids reused by column name, as
+        Java's ``buildReplacement``); ``properties`` are added to the existing ones; the
+        location stays unless ``location`` is given. See ``table/catalog_transactions.py``.
+
+        Raises:
+            NoSuchTableError: the table does not exist (now, or at commit).
+            CommitFailedException: it was dropped and re-created before the commit.
+            ValidationError: as ``create_table``; a lower ``format-version``.
+        """
+        return self._definition_transaction(
+            DefinitionMode.REPLACE, identifier, schema, partition_by, sort_by, location, properties
+        )
+
+    def create_or_replace_table_transaction(
+        self,
+        identifier: Identifier,
+        schema: Schema | Any,
+        *,
+        partition_by: Iterable[str] | PartitionSpec | None = None,
+        sort_by: Iterable[str] | SortOrder | None = None,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Transaction:
+        """``replace_table_transaction`` when the table exists, else ``create_table_transaction``
+        (decided again at commit time; a table created by someone else between the start and
+        the commit of a transaction that creates fails it with TableAlreadyExistsError)."""
+        return self._definition_transaction(
+            DefinitionMode.CREATE_OR_REPLACE, identifier, schema, partition_by, sort_by, location, properties
+        )
+
+    def _definition_transaction(
+        self,
+        mode: DefinitionMode,
+        identifier: Identifier,
+        schema: Schema | Any,
+        partition_by: Iterable[str] | PartitionSpec | None,
+        sort_by: Iterable[str] | SortOrder | None,
+        location: str | None,
+        properties: Mapping[str, str] | None,
+    ) -> Transaction:
+        ident = parse_identifier(identifier)
+        iceberg_schema = _to_schema(schema)
+        existing = None
+        if mode is not DefinitionMode.CREATE:
+            try:
+                existing = self.backend.load_table(ident)
+            except NoSuchTableError:
+                if mode is DefinitionMode.REPLACE:
+                    raise
+        definition = TableDefinition(
+            identifier=ident,
+            mode=mode,
+            schema=iceberg_schema,
+            spec=build_spec(iceberg_schema, partition_by),
+            sort_order=build_sort_order(iceberg_schema, sort_by),
+            location=location.rstrip("/") if location else None,
+            default_location=self.backend.default_table_location(ident),
+            table_uuid=str(uuid.uuid4()),
+            properties=dict(properties or {}),
+            replaced_uuid=existing.metadata.table_uuid if existing is not None else None,
+        )
+        if existing is not None:
+            table = self._table(ident, existing.metadata, existing.metadata_location)
+        else:
+            # Not in the catalog yet (no metadata location): the table as the commit will create it.
+            metadata = MetadataBuilder(None).apply_all(definition.define(None).updates).build()
+            self.backend.check_can_create(ident, metadata)
+            table = self._table(ident, metadata, None)
+        return Transaction(table, definition=definition)
 
     def load_table(self, identifier: Identifier) -> Table:
         ident = parse_identifier(identifier)

@@ -59,8 +59,9 @@ class _Scan:
     selected: tuple[str, ...] = ("*",)
     is_case_sensitive: bool = True
     options: dict[str, str] = field(default_factory=dict)
-    #: Column metrics the planned files keep: none (Java's default), all, or these columns'.
-    column_stats: bool | tuple[str, ...] = False
+    #: Column metrics the planned files carry: all (decoded lazily, on first use), or only
+    #: these columns' (``include_column_stats``).
+    column_stats: bool | tuple[str, ...] = True
 
     # ---- builder -----------------------------------------------------------------------------
 
@@ -77,10 +78,10 @@ class _Scan:
         return replace(self, selected=tuple(columns) or ("*",))
 
     def include_column_stats(self, *columns: str) -> Self:
-        """Keep column metrics (value, null and NaN counts, sizes, bounds) on the planned data
-        files: of every column, or only of ``columns`` (Java's ``includeColumnStats``). By
-        default, as in Java, planned files carry none: they are large, reading needs none of
-        them, and dropping them makes planning many files several times cheaper."""
+        """Column metrics (value, null and NaN counts, sizes, bounds) on the planned data files:
+        of every column, or only of ``columns`` (Java's ``includeColumnStats``). Planned files
+        carry every column's by default (unlike Java's scans, which drop them unless asked):
+        they are decoded lazily, on first use, so they cost planning almost nothing."""
         if len(columns) == 1 and isinstance(columns[0], (list, tuple)):
             columns = tuple(columns[0])
         return replace(self, column_stats=tuple(columns) if columns else True)
@@ -204,7 +205,7 @@ class _Scan:
         """The number of matching rows; answered from metadata (and delete files) when the
         residual filter is trivially true, by reading only the filter's columns otherwise."""
         io = self.table.io()
-        deletes = PositionDeletes(io)  # one read per delete file for the whole count
+        deletes = PositionDeletes(io, self.table.metadata)  # one read per delete file for the whole count
         total = 0
         to_read = []
         for task in self.plan_files():

@@ -265,7 +265,11 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
         for key, value in self._extra_summary.items():
             builder.set(key, value)
         summary = with_totals(builder.build(), dict(parent.summary) if parent else None)
-        return {"operation": self.operation, **summary}
+        return {"operation": self._operation_name(), **summary}
+
+    def _operation_name(self) -> str:
+        """The snapshot's ``operation`` (an operation may pick it from what it holds)."""
+        return self.operation
 
     def _result(self, base: TableMetadata, changes: Changes) -> Snapshot:
         for update in changes.updates:

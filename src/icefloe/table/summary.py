@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from icefloe.spec.manifest import ContentFile, FileContent, ManifestContent, ManifestFile
+from icefloe.spec.manifest import ContentFile, FileContent, FileFormat, ManifestContent, ManifestFile
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 
@@ -36,6 +36,8 @@ class _Metrics:
     removed_eq_delete_files: int = 0
     added_pos_delete_files: int = 0
     removed_pos_delete_files: int = 0
+    added_dvs: int = 0
+    removed_dvs: int = 0
     added_delete_files: int = 0
     removed_delete_files: int = 0
     added_records: int = 0
@@ -49,10 +51,14 @@ class _Metrics:
     def file(self, file: ContentFile, sign: str) -> None:
         """Count an added (``sign='added'``) or removed file."""
         added = sign == "added"
+        # A deletion vector is a blob of a Puffin file shared with others: it counts its own
+        # bytes, and as a DV rather than a position delete file (Java's SnapshotSummary).
+        is_dv = file.file_format == FileFormat.PUFFIN
+        size = (file.content_size_in_bytes or 0) if is_dv else file.file_size_in_bytes
         if added:
-            self.added_size += file.file_size_in_bytes
+            self.added_size += size
         else:
-            self.removed_size += file.file_size_in_bytes
+            self.removed_size += size
         if file.content == FileContent.DATA:
             if added:
                 self.added_files += 1
@@ -63,11 +69,17 @@ class _Metrics:
         elif file.content == FileContent.POSITION_DELETES:
             if added:
                 self.added_delete_files += 1
-                self.added_pos_delete_files += 1
+                if is_dv:
+                    self.added_dvs += 1
+                else:
+                    self.added_pos_delete_files += 1
                 self.added_pos_deletes += file.record_count
             else:
                 self.removed_delete_files += 1
-                self.removed_pos_delete_files += 1
+                if is_dv:
+                    self.removed_dvs += 1
+                else:
+                    self.removed_pos_delete_files += 1
                 self.removed_pos_deletes += file.record_count
         elif added:
             self.added_delete_files += 1
@@ -105,6 +117,8 @@ class _Metrics:
             ("removed-equality-delete-files", self.removed_eq_delete_files),
             ("added-position-delete-files", self.added_pos_delete_files),
             ("removed-position-delete-files", self.removed_pos_delete_files),
+            ("added-dvs", self.added_dvs),
+            ("removed-dvs", self.removed_dvs),
             ("added-delete-files", self.added_delete_files),
             ("removed-delete-files", self.removed_delete_files),
             ("added-records", self.added_records),

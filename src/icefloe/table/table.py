@@ -7,9 +7,11 @@ operation replaces its metadata); commits by other writers appear after ``refres
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from icefloe.errors import NoSuchSnapshotError
+from icefloe.expressions import Expression
 from icefloe.io import FileIO
 from icefloe.io.encryption import EncryptionManager, PlaintextEncryptionManager
 from icefloe.io.locations import LocationProvider, load_location_provider
@@ -19,12 +21,26 @@ from icefloe.spec.snapshots import HistoryEntry, Snapshot, SnapshotRef
 from icefloe.spec.sorting import SortOrder
 from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.table_metadata import TableMetadata
+from icefloe.table.add_files import add_files
 from icefloe.table.append import FastAppend, MergeAppend
 from icefloe.table.data import append_data
+from icefloe.table.delete_files import DeleteFiles
+from icefloe.table.overwrite import OverwriteFiles
+from icefloe.table.replace_partitions import ReplacePartitions
+from icefloe.table.rewrite_files import RewriteFiles
 from icefloe.table.rewrite_manifests import RewriteManifests
+from icefloe.table.row_changes import (
+    UpsertResult,
+    delete_rows,
+    overwrite_rows,
+    replace_partitions_with,
+    upsert_rows,
+)
+from icefloe.table.row_delta import RowDelta
 from icefloe.table.scan import BatchScan, IncrementalAppendScan, TableScan
 from icefloe.table.transaction import Transaction
 from icefloe.table.update_properties import UpdateProperties
+from icefloe.table.update_schema import UpdateSchema
 
 if TYPE_CHECKING:
     from icefloe.catalog.base import CatalogBackend
@@ -216,12 +232,54 @@ class Table:
     def update_properties(self) -> UpdateProperties:
         return UpdateProperties(self._autocommit(), autocommit=True)
 
+    def update_schema(self) -> UpdateSchema:
+        return UpdateSchema(self._autocommit(), autocommit=True)
+
     def rewrite_manifests(self) -> RewriteManifests:
         """Rewrite the current snapshot's manifests (``cluster_by``, ``rewrite_if``,
         ``add_manifest``, ``delete_manifest``); see ``table/rewrite_manifests.py``."""
         return RewriteManifests(self._autocommit(), autocommit=True)
 
+    def new_overwrite(self) -> OverwriteFiles:
+        """Add and remove data files, or overwrite by a row filter (``table/overwrite.py``)."""
+        return OverwriteFiles(self._autocommit(), autocommit=True)
+
+    def new_replace_partitions(self) -> ReplacePartitions:
+        """Replace the partitions the added files fall in (``table/replace_partitions.py``)."""
+        return ReplacePartitions(self._autocommit(), autocommit=True)
+
+    def new_delete(self) -> DeleteFiles:
+        """Remove whole data files (``table/delete_files.py``)."""
+        return DeleteFiles(self._autocommit(), autocommit=True)
+
+    def new_rewrite(self) -> RewriteFiles:
+        """Replace files by files holding the same rows (``table/rewrite_files.py``)."""
+        return RewriteFiles(self._autocommit(), autocommit=True)
+
+    def new_row_delta(self) -> RowDelta:
+        """Commit row-level changes: data and delete files (``table/row_delta.py``)."""
+        return RowDelta(self._autocommit(), autocommit=True)
+
     # ---- data conveniences ---------------------------------------------------------------------
+
+    def add_files(
+        self,
+        paths: Iterable[str],
+        *,
+        snapshot_properties: Mapping[str, str] | None = None,
+        check_duplicate_files: bool = True,
+    ) -> Snapshot:
+        """Register existing Parquet files as data files, committed as one append snapshot
+        (returned). See ``table/add_files.py``: metrics come from the footers, partition values
+        from the data, column ids from the files or the name mapping.
+
+        Raises:
+            ValidationError: naming every file that cannot be added, and why; nothing is
+                committed.
+        """
+        return add_files(
+            self, paths, snapshot_properties=snapshot_properties, check_duplicate_files=check_duplicate_files
+        )
 
     def append(self, data: Any, *, snapshot_properties: dict[str, str] | None = None) -> Snapshot | None:
         """Write ``data`` (pyarrow Table / RecordBatchReader / pandas or polars DataFrame) as
@@ -231,6 +289,54 @@ class Table:
         outcome is unknown).
         """
         return append_data(self, data, snapshot_properties=snapshot_properties)
+
+    def delete(
+        self,
+        where: Expression | str,
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> Snapshot | None:
+        """Delete the rows matching ``where``: merge-on-read (position deletes in v2, deletion
+        vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
+        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched)."""
+        return delete_rows(
+            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )
+
+    def overwrite(
+        self,
+        data: Any,
+        where: Expression | str | None = None,
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> Snapshot | None:
+        """Replace the rows matching ``where`` (all rows when None) by ``data``, in one
+        ``overwrite`` snapshot."""
+        return overwrite_rows(
+            self, data, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )
+
+    def replace_partitions(
+        self, data: Any, *, snapshot_properties: dict[str, str] | None = None
+    ) -> Snapshot | None:
+        """Write ``data`` and replace every partition it touches (dynamic overwrite)."""
+        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties)
+
+    def upsert(
+        self,
+        data: Any,
+        on: Sequence[str],
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> UpsertResult:
+        """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
+        in one snapshot per ``write.merge.mode``."""
+        return upsert_rows(
+            self, data, on, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )
 
     def __repr__(self) -> str:
         snap = self._metadata.current_snapshot_id

@@ -18,32 +18,59 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from icefloe.catalog import LoadedTable
 from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,
+    NoSuchTableError,
     UnsupportedFeatureError,
     ValidationError,
 )
+from icefloe.expressions import Expression
 from icefloe.io import FileIO
+from icefloe.spec.builder import MetadataBuilder
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
-from icefloe.spec.updates import AssertRefSnapshotId, TableRequirement, TableUpdate
+from icefloe.spec.updates import AssertCreate, AssertRefSnapshotId, TableRequirement, TableUpdate
+from icefloe.table.add_files import stage_add_files
 from icefloe.table.append import FastAppend, MergeAppend
 from icefloe.table.data import append_data
+from icefloe.table.delete_files import DeleteFiles
 from icefloe.table.operation import Changes, PendingUpdate
+from icefloe.table.overwrite import OverwriteFiles
 from icefloe.table.properties import CommitRetryOptions
+from icefloe.table.replace_partitions import ReplacePartitions
+from icefloe.table.rewrite_files import RewriteFiles
 from icefloe.table.rewrite_manifests import RewriteManifests
+from icefloe.table.row_changes import (
+    UpsertResult,
+    delete_rows,
+    overwrite_rows,
+    replace_partitions_with,
+    upsert_rows,
+)
+from icefloe.table.row_delta import RowDelta
 from icefloe.table.update_properties import UpdateProperties
+from icefloe.table.update_schema import UpdateSchema
 
 if TYPE_CHECKING:
     from icefloe.table.table import Table
 
-__all__ = ["Transaction"]
+__all__ = ["TableDefinition", "Transaction"]
 
 log = logging.getLogger(__name__)
+
+
+class TableDefinition(Protocol):
+    """How a create or replace transaction starts (``table/catalog_transactions.py``)."""
+
+    def define(self, base: LoadedTable | None) -> Changes:
+        """The changes that turn the catalog's table (None: there is none) into the defined
+        one; raises (TableAlreadyExistsError, NoSuchTableError, ...) when it cannot."""
+        ...
 
 
 class Transaction:
@@ -55,7 +82,7 @@ class Transaction:
     ``commit_transaction()``.
     """
 
-    def __init__(self, table: Table, *, autocommit: bool = False):
+    def __init__(self, table: Table, *, autocommit: bool = False, definition: TableDefinition | None = None):
         if table._backend is None:
             raise UnsupportedFeatureError(
                 f"table {table.name()} was loaded from a metadata file without a catalog; it is read-only"
@@ -68,6 +95,18 @@ class Transaction:
         self._staged: list[PendingUpdate[Any]] = []
         self._changes: list[Changes] = []
         self._done = False
+        # A create or replace transaction (catalog.create_table_transaction, ...) starts with
+        # the changes that define the table; its operations apply on top of them. A table
+        # without metadata location is not in the catalog yet.
+        self._definition = definition
+        self._defining = Changes()
+        if definition is not None:
+            start = (
+                LoadedTable(table.identifier_tuple, self._base_location, self._base)
+                if self._base_location
+                else None
+            )
+            self._defining, self._current = _define(definition, start)
 
     # ---- state seen by operations ------------------------------------------------------------
 
@@ -94,12 +133,96 @@ class Transaction:
     def update_properties(self) -> UpdateProperties:
         return UpdateProperties(self, autocommit=False)
 
+    def update_schema(self) -> UpdateSchema:
+        return UpdateSchema(self, autocommit=False)
+
     def rewrite_manifests(self) -> RewriteManifests:
         return RewriteManifests(self, autocommit=False)
+
+    def new_overwrite(self) -> OverwriteFiles:
+        """Add and remove data files, or overwrite by a row filter (``table/overwrite.py``)."""
+        return OverwriteFiles(self, autocommit=False)
+
+    def new_replace_partitions(self) -> ReplacePartitions:
+        """Replace the partitions the added files fall in (``table/replace_partitions.py``)."""
+        return ReplacePartitions(self, autocommit=False)
+
+    def new_delete(self) -> DeleteFiles:
+        """Remove whole data files (``table/delete_files.py``)."""
+        return DeleteFiles(self, autocommit=False)
+
+    def new_rewrite(self) -> RewriteFiles:
+        """Replace files by files holding the same rows (``table/rewrite_files.py``)."""
+        return RewriteFiles(self, autocommit=False)
+
+    def new_row_delta(self) -> RowDelta:
+        """Commit row-level changes: data and delete files (``table/row_delta.py``)."""
+        return RowDelta(self, autocommit=False)
+
+    def add_files(
+        self,
+        paths: Iterable[str],
+        *,
+        snapshot_properties: Mapping[str, str] | None = None,
+        check_duplicate_files: bool = True,
+    ) -> Snapshot:
+        """Stage an append of existing Parquet files (see ``Table.add_files``); returns the
+        staged snapshot."""
+        return stage_add_files(
+            self, paths, snapshot_properties=snapshot_properties, check_duplicate_files=check_duplicate_files
+        )
 
     def append(self, data: Any, *, snapshot_properties: dict[str, str] | None = None) -> Snapshot | None:
         """Write ``data`` and stage an append of it (see ``Table.append``)."""
         return append_data(self, data, snapshot_properties=snapshot_properties)
+
+    def delete(
+        self,
+        where: Expression | str,
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> Snapshot | None:
+        """Delete the rows matching ``where``: merge-on-read (position deletes in v2, deletion
+        vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
+        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched)."""
+        return delete_rows(
+            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )
+
+    def overwrite(
+        self,
+        data: Any,
+        where: Expression | str | None = None,
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> Snapshot | None:
+        """Replace the rows matching ``where`` (all rows when None) by ``data``, in one
+        ``overwrite`` snapshot."""
+        return overwrite_rows(
+            self, data, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )
+
+    def replace_partitions(
+        self, data: Any, *, snapshot_properties: dict[str, str] | None = None
+    ) -> Snapshot | None:
+        """Write ``data`` and replace every partition it touches (dynamic overwrite)."""
+        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties)
+
+    def upsert(
+        self,
+        data: Any,
+        on: Sequence[str],
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> UpsertResult:
+        """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
+        in one snapshot per ``write.merge.mode``."""
+        return upsert_rows(
+            self, data, on, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )
 
     def _stage(self, operation: PendingUpdate[Any]) -> None:
         if self._done:
@@ -129,7 +252,7 @@ class Transaction:
         if self._done:
             raise ValidationError("this transaction was already committed")
         self._done = True
-        if not self._staged:
+        if not self._staged and self._definition is None:
             return
         table = self._table
         try:
@@ -143,7 +266,9 @@ class Transaction:
         attempt = 0
         base, base_location = self._base, self._base_location
         while True:
-            updates, requirements = _combine(self._changes)
+            updates, requirements = _combine(
+                self._changes, defining=self._defining if self._definition else None
+            )
             try:
                 loaded = table._backend.commit_table(  # type: ignore[union-attr]
                     table.identifier_tuple,
@@ -184,12 +309,22 @@ class Transaction:
         deleted before the error propagates.
         """
         try:
-            loaded = self._table._backend.load_table(self._table.identifier_tuple)  # type: ignore[union-attr]
-            current = loaded.metadata
-            if current.table_uuid != self._base.table_uuid:
-                raise CommitFailedException(
-                    f"table {self._table.name()} was dropped and re-created during the commit (uuid changed)"
-                )
+            backend = self._table._backend
+            assert backend is not None
+            loaded: LoadedTable | None
+            if self._definition is not None:
+                try:
+                    loaded = backend.load_table(self._table.identifier_tuple)
+                except NoSuchTableError:
+                    loaded = None  # a create retries as a create; a replace fails in define()
+                defining, current = _define(self._definition, loaded)
+            else:
+                loaded = backend.load_table(self._table.identifier_tuple)
+                defining, current = self._defining, loaded.metadata
+                if current.table_uuid != self._base.table_uuid:
+                    raise CommitFailedException(
+                        f"table {self._table.name()} was dropped and re-created during the commit (uuid changed)"
+                    )
             changes: list[Changes] = []
             for operation in self._staged:
                 produced = operation._produce(current)
@@ -199,7 +334,10 @@ class Transaction:
             self._abort_all()
             raise
         self._changes = changes
+        self._defining = defining
         self._current = current
+        if loaded is None:
+            return current, None
         return loaded.metadata, loaded.metadata_location
 
     def _abort_all(self) -> None:
@@ -210,24 +348,42 @@ class Transaction:
                 log.warning("could not clean up after failed commit of %s", operation, exc_info=True)
 
 
-def _combine(changes: list[Changes]) -> tuple[list[TableUpdate], list[TableRequirement]]:
+def _define(definition: TableDefinition, base: LoadedTable | None) -> tuple[Changes, TableMetadata]:
+    """The definition's changes for ``base``, and the metadata they give."""
+    changes = definition.define(base)
+    return changes, MetadataBuilder(base.metadata if base else None).apply_all(changes.updates).build()
+
+
+def _combine(
+    changes: list[Changes], *, defining: Changes | None = None
+) -> tuple[list[TableUpdate], list[TableRequirement]]:
     """All updates in order, and the requirements as seen from the transaction's base.
 
     A later operation's requirement on a ref that an earlier operation of this transaction
     already moved would assert the intermediate state, which the catalog never saw: only the
-    first requirement per kind (and per ref) is kept.
+    first requirement per kind (and per ref) is kept. In a create or replace transaction
+    (``defining``: the definition's changes come first), the operations' requirements describe
+    the defined table, which the catalog does not have: only the definition's count, and the
+    operations' requirements on refs it does not assert (a new branch must still not exist).
     """
-    updates: list[TableUpdate] = []
-    requirements: list[TableRequirement] = []
-    seen: set[tuple[Any, ...]] = set()
+    updates: list[TableUpdate] = list(defining.updates) if defining else []
+    requirements: list[TableRequirement] = list(defining.requirements) if defining else []
+    seen: set[tuple[Any, ...]] = {_requirement_key(r) for r in requirements}
     for change in changes:
         updates.extend(change.updates)
         for requirement in change.requirements:
-            key = (
-                type(requirement),
-                requirement.ref if isinstance(requirement, AssertRefSnapshotId) else None,
-            )
+            if defining is not None and not isinstance(requirement, AssertRefSnapshotId):
+                continue
+            key = _requirement_key(requirement)
             if key not in seen:
                 seen.add(key)
                 requirements.append(requirement)
+    if any(isinstance(r, AssertCreate) for r in requirements):
+        # A table being created has no state yet to assert (the REST catalog's create
+        # requirements): the other operations' requirements describe the table this commit makes.
+        requirements = [AssertCreate()]
     return updates, requirements
+
+
+def _requirement_key(requirement: TableRequirement) -> tuple[Any, ...]:
+    return (type(requirement), requirement.ref if isinstance(requirement, AssertRefSnapshotId) else None)

@@ -2,14 +2,17 @@
 
 ``format-version`` is not a stored property: setting it upgrades the table's format version
 (never downgrades). Other reserved names (``uuid``, ``snapshot-count``, ...) are refused.
-Conflicts resolve by re-applying the same sets and removals to the fresh metadata.
+Setting and removing one key in the same update is refused (as Java). A metrics mode for a
+column (``write.metadata.metrics.column.<name>``) must name a column of the current schema
+(as Java's ``MetricsConfig.validate``). Conflicts resolve by re-applying the same sets and
+removals to the fresh metadata.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from icefloe.errors import ValidationError
+from icefloe.errors import ValidationError, ValidationException
 from icefloe.spec.table_metadata import RESERVED_PROPERTIES, SUPPORTED_FORMAT_VERSIONS, TableMetadata
 from icefloe.spec.updates import RemoveProperties, SetProperties, TableUpdate, UpgradeFormatVersion
 from icefloe.table.operation import Changes, PendingUpdate
@@ -20,6 +23,10 @@ if TYPE_CHECKING:
 __all__ = ["UpdateProperties"]
 
 FORMAT_VERSION = "format-version"
+DEFAULT_FILE_FORMAT = "write.format.default"
+METRICS_COLUMN_PREFIX = "write.metadata.metrics.column."
+#: The data file formats ``write.format.default`` may name (Java's FileFormat data formats).
+DATA_FILE_FORMATS = ("parquet", "avro", "orc")
 
 
 class UpdateProperties(PendingUpdate[dict[str, str]]):
@@ -57,10 +64,30 @@ class UpdateProperties(PendingUpdate[dict[str, str]]):
         return self
 
     def default_format(self, file_format: str) -> UpdateProperties:
-        """Set ``write.format.default``."""
-        return self.set("write.format.default", file_format.lower())
+        """Set ``write.format.default``: ``"parquet"``, ``"avro"`` or ``"orc"`` (any case; an
+        enum member with such a ``value`` or ``name`` works too).
+
+        Raises:
+            ValidationError: not a data file format.
+        """
+        name = getattr(file_format, "value", getattr(file_format, "name", file_format))
+        if not isinstance(name, str) or name.lower() not in DATA_FILE_FORMATS:
+            raise ValidationError(
+                f"invalid default file format {file_format!r}; expected one of {list(DATA_FILE_FORMATS)}"
+            )
+        return self.set(DEFAULT_FILE_FORMAT, name.lower())
 
     def _produce(self, base: TableMetadata) -> Changes:
+        schema = base.schema()
+        for key in self._updates:
+            # Only the keys this update sets: a stale key another writer left must not block it.
+            if key.startswith(METRICS_COLUMN_PREFIX):
+                column = key[len(METRICS_COLUMN_PREFIX) :]
+                if schema.find_field(column) is None:
+                    raise ValidationException(
+                        f"invalid metrics config: could not find column '{column}' from table property "
+                        f"'{key}' in schema {schema.schema_id} (columns: {schema.column_names})"
+                    )
         updates: list[TableUpdate] = []
         if self._format_version is not None and self._format_version != base.format_version:
             if self._format_version < base.format_version:

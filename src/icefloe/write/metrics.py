@@ -33,9 +33,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from icefloe.arrow.schema import apply_name_mapping
 from icefloe.errors import ValidationError
 from icefloe.spec.conversions import decimal_from_unscaled, to_bytes
 from icefloe.spec.manifest import Metrics
+from icefloe.spec.name_mapping import NameMapping
 from icefloe.spec.schema import Schema
 from icefloe.spec.types import (
     BinaryType,
@@ -248,19 +250,27 @@ def _leaf_array(data: pa.Table | pa.RecordBatch, path: Sequence[str]) -> tuple[A
 
 
 def footer_metrics(
-    file_metadata: pq.FileMetaData, schema: Schema, config: MetricsConfig | None = None
+    file_metadata: pq.FileMetaData,
+    schema: Schema,
+    config: MetricsConfig | None = None,
+    *,
+    name_mapping: NameMapping | None = None,
 ) -> Metrics:
     """Metrics of a Parquet file with field ids, from its footer alone.
 
     This is Java's ``ParquetUtil.fileMetrics``: float/double bounds come from the footer too,
     and NaN counts are unknown (left out). Writers use :class:`MetricsCollector` instead.
     Columns are matched to ``schema`` by field id; file columns the schema lacks are ignored.
+    A file without field ids takes them from ``name_mapping`` (as readers do).
 
     Raises:
-        ValidationError: a column of the file has no field id (apply a name mapping first).
+        ValidationError: a column of the file has no field id (and no name-mapping entry).
     """
     by_id = {leaf.field_id: leaf for leaf in leaf_columns(schema)}
-    file_ids = _parquet_leaf_ids(file_metadata.schema.to_arrow_schema())
+    arrow_schema = file_metadata.schema.to_arrow_schema()
+    if name_mapping is not None:
+        arrow_schema = apply_name_mapping(arrow_schema, name_mapping)
+    file_ids = _parquet_leaf_ids(arrow_schema)
     if len(file_ids) != file_metadata.num_columns:
         raise ValidationError(
             f"cannot match the {file_metadata.num_columns} columns of the Parquet file to fields"
