@@ -19,6 +19,7 @@ import threading
 import uuid
 import zlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from icefloe.errors import InvalidMetadataError, ValidationError
@@ -64,6 +65,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 # Stands in for the snapshots array while the rest of the document is rendered; random, so no
 # property value or name can collide with it.
 _SNAPSHOTS_TOKEN = f"icefloe-snapshots-{uuid.uuid4().hex}"
+_SNAPSHOT_LOG_TOKEN = f"icefloe-snapshot-log-{uuid.uuid4().hex}"
 
 
 class _SnapshotTextCache:
@@ -73,6 +75,18 @@ class _SnapshotTextCache:
         self._limit = limit
         self._entries: OrderedDict[int, tuple[Snapshot, str]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def texts(self, snapshots: Sequence[Snapshot]) -> list[str]:
+        """The text of each snapshot, in order (one lock for the cached ones)."""
+        found: list[str | None] = []
+        with self._lock:
+            entries = self._entries
+            for snapshot in snapshots:
+                hit = entries.get(snapshot.snapshot_id)
+                found.append(
+                    hit[1] if hit is not None and (hit[0] is snapshot or hit[0] == snapshot) else None
+                )
+        return [text if text is not None else self.text(s) for text, s in zip(found, snapshots)]
 
     def text(self, snapshot: Snapshot) -> str:
         with self._lock:
@@ -100,7 +114,7 @@ def metadata_to_dict(md: TableMetadata) -> dict[str, Any]:
     return _metadata_to_dict(md, [snapshot_to_json(s) for s in md.snapshots])
 
 
-def _metadata_to_dict(md: TableMetadata, snapshots: Any) -> dict[str, Any]:
+def _metadata_to_dict(md: TableMetadata, snapshots: Any, snapshot_log: Any = None) -> dict[str, Any]:
     """``metadata_to_dict`` with the value of ``snapshots`` given by the caller.
 
     By format version: v1 adds the legacy ``schema`` (the current schema) and
@@ -141,9 +155,11 @@ def _metadata_to_dict(md: TableMetadata, snapshots: Any) -> dict[str, Any]:
     result["snapshots"] = snapshots
     result["statistics"] = [statistics_file_to_json(s) for s in md.statistics]
     result["partition-statistics"] = [partition_statistics_file_to_json(s) for s in md.partition_statistics]
-    result["snapshot-log"] = [
-        {"timestamp-ms": e.timestamp_ms, "snapshot-id": e.snapshot_id} for e in md.snapshot_log
-    ]
+    result["snapshot-log"] = (
+        [{"timestamp-ms": e.timestamp_ms, "snapshot-id": e.snapshot_id} for e in md.snapshot_log]
+        if snapshot_log is None
+        else snapshot_log
+    )
     result["metadata-log"] = [
         {"timestamp-ms": e.timestamp_ms, "metadata-file": e.metadata_file} for e in md.metadata_log
     ]
@@ -161,9 +177,23 @@ def dumps_metadata(md: TableMetadata, *, compression: str = "none") -> bytes:
     codec = _codec(compression)
     # Snapshots never change, yet every commit rewrites all of them: splice in their cached
     # text instead of rebuilding it (what keeps commit latency flat as history grows).
-    text = compact(_metadata_to_dict(md, _SNAPSHOTS_TOKEN))
-    rendered = "[" + ",".join(_SNAPSHOT_TEXT.text(s) for s in md.snapshots) + "]"
-    data = text.replace(f'"{_SNAPSHOTS_TOKEN}"', rendered, 1).encode("utf-8")
+    # The snapshot log (two integers per entry) grows as fast: rendered directly, not through
+    # a dict per entry and the JSON encoder.
+    text = compact(_metadata_to_dict(md, _SNAPSHOTS_TOKEN, _SNAPSHOT_LOG_TOKEN))
+    rendered = "[" + ",".join(_SNAPSHOT_TEXT.texts(md.snapshots)) + "]"
+    log = (
+        "["
+        + ",".join(
+            f'{{"timestamp-ms":{int(e.timestamp_ms)},"snapshot-id":{int(e.snapshot_id)}}}'
+            for e in md.snapshot_log
+        )
+        + "]"
+    )
+    # The log first, while the text is small; the snapshots last (one pass over the rest).
+    text = text.replace(f'"{_SNAPSHOT_LOG_TOKEN}"', log, 1)
+    head, tail = text.split(f'"{_SNAPSHOTS_TOKEN}"', 1)
+    text = "".join((head, rendered, tail))
+    data = text.encode("utf-8")
     if codec == "gzip":
         # mtime=0 keeps the bytes a pure function of the metadata.
         return gzip.compress(data, mtime=0)
