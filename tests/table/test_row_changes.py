@@ -179,3 +179,19 @@ def test_deletion_vector_summaries_count_vectors_and_their_bytes(catalog: Catalo
     assert second is not None
     assert second.summary["added-dvs"] == "1" and second.summary["removed-dvs"] == "1"
     assert second.summary["total-position-deletes"] == "6"
+
+
+def test_conveniences_stage_in_a_transaction(catalog: Catalog) -> None:
+    table = _table(catalog, 2, "merge-on-read")
+    before = len(table.snapshots())
+    txn = table.new_transaction()
+    txn.delete("id < 3")
+    txn.upsert(rows(2, start=28).set_column(1, "name", pa.array(["t", "t"])), on=["id"])
+    txn.append(rows(1, start=500))
+    assert catalog.load_table(table.identifier).current_snapshot() == table.current_snapshot()  # nothing yet
+    txn.commit_transaction()
+    table.refresh()
+    assert len(table.snapshots()) == before + 3
+    assert _ids(table) == [*range(3, 30), 500]
+    names = {r["id"]: r["name"] for r in table.new_scan().select("id", "name").to_arrow().to_pylist()}
+    assert names[28] == names[29] == "t"

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COPY_ON_WRITE",
     "MERGE_ON_READ",
+    "RowChangeTarget",
     "UpsertResult",
     "delete_rows",
     "overwrite_rows",
@@ -82,7 +83,7 @@ SNAPSHOT = "snapshot"
 _POS = NestedField(ROW_POSITION_ID, "_pos", LongType(), required=True)
 
 
-class _Target(Protocol):
+class RowChangeTarget(Protocol):
     """A Table or a Transaction."""
 
     @property
@@ -157,7 +158,7 @@ def _ids_under(schema: Schema, field_id: int) -> set[int]:
 
 
 def _find(
-    target: _Target,
+    target: RowChangeTarget,
     row_filter: Expression,
     matcher: Matcher | None,
     *,
@@ -229,7 +230,7 @@ class _Written:
         return [f.file_path for f in self.data] + [f.file_path for f in self.deletes]
 
 
-def _write_deletes(target: _Target, found: _Found, written: _Written) -> None:
+def _write_deletes(target: RowChangeTarget, found: _Found, written: _Written) -> None:
     """Merge-on-read: position deletes (v2) or deletion vectors (v3) for the partial files."""
     if not found.partial:
         return
@@ -269,7 +270,7 @@ def _write_deletes(target: _Target, found: _Found, written: _Written) -> None:
     )
 
 
-def _rewrite_remainders(target: _Target, found: _Found, written: _Written) -> None:
+def _rewrite_remainders(target: RowChangeTarget, found: _Found, written: _Written) -> None:
     """Copy-on-write: each partial file's other live rows, in new data files."""
     metadata = target.metadata
     io = target.io()
@@ -295,7 +296,7 @@ def _rewrite_remainders(target: _Target, found: _Found, written: _Written) -> No
 
 
 def _commit(
-    target: _Target,
+    target: RowChangeTarget,
     found: _Found,
     written: _Written,
     *,
@@ -354,7 +355,7 @@ def _commit(
 
 
 def delete_rows(
-    target: _Target,
+    target: RowChangeTarget,
     where: Expression | str,
     *,
     case_sensitive: bool = True,
@@ -396,7 +397,7 @@ def delete_rows(
 
 
 def overwrite_rows(
-    target: _Target,
+    target: RowChangeTarget,
     data: Any,
     where: Expression | str | None = None,
     *,
@@ -436,7 +437,7 @@ def overwrite_rows(
 
 
 def replace_partitions_with(
-    target: _Target, data: Any, *, snapshot_properties: Mapping[str, str] | None = None
+    target: RowChangeTarget, data: Any, *, snapshot_properties: Mapping[str, str] | None = None
 ) -> Snapshot | None:
     """Write ``data`` and replace every partition it touches (a dynamic partition overwrite)."""
     files = write_files(target, data)  # type: ignore[arg-type]
@@ -470,7 +471,7 @@ class UpsertResult:
 
 
 def upsert_rows(
-    target: _Target,
+    target: RowChangeTarget,
     data: Any,
     on: Sequence[str],
     *,

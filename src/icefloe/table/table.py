@@ -7,11 +7,10 @@ operation replaces its metadata); commits by other writers appear after ``refres
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from icefloe.errors import NoSuchSnapshotError
-from icefloe.expressions import Expression
 from icefloe.io import FileIO
 from icefloe.io.encryption import EncryptionManager, PlaintextEncryptionManager
 from icefloe.io.locations import LocationProvider, load_location_provider
@@ -29,13 +28,7 @@ from icefloe.table.overwrite import OverwriteFiles
 from icefloe.table.replace_partitions import ReplacePartitions
 from icefloe.table.rewrite_files import RewriteFiles
 from icefloe.table.rewrite_manifests import RewriteManifests
-from icefloe.table.row_changes import (
-    UpsertResult,
-    delete_rows,
-    overwrite_rows,
-    replace_partitions_with,
-    upsert_rows,
-)
+from icefloe.table.row_conveniences import RowConveniences
 from icefloe.table.row_delta import RowDelta
 from icefloe.table.scan import BatchScan, IncrementalAppendScan, TableScan
 from icefloe.table.transaction import Transaction
@@ -48,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["Table"]
 
 
-class Table:
+class Table(RowConveniences):
     """An Iceberg table.
 
     Args:
@@ -289,54 +282,6 @@ class Table:
         outcome is unknown).
         """
         return append_data(self, data, snapshot_properties=snapshot_properties)
-
-    def delete(
-        self,
-        where: Expression | str,
-        *,
-        case_sensitive: bool = True,
-        snapshot_properties: dict[str, str] | None = None,
-    ) -> Snapshot | None:
-        """Delete the rows matching ``where``: merge-on-read (position deletes in v2, deletion
-        vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
-        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched)."""
-        return delete_rows(
-            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
-        )
-
-    def overwrite(
-        self,
-        data: Any,
-        where: Expression | str | None = None,
-        *,
-        case_sensitive: bool = True,
-        snapshot_properties: dict[str, str] | None = None,
-    ) -> Snapshot | None:
-        """Replace the rows matching ``where`` (all rows when None) by ``data``, in one
-        ``overwrite`` snapshot."""
-        return overwrite_rows(
-            self, data, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
-        )
-
-    def replace_partitions(
-        self, data: Any, *, snapshot_properties: dict[str, str] | None = None
-    ) -> Snapshot | None:
-        """Write ``data`` and replace every partition it touches (dynamic overwrite)."""
-        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties)
-
-    def upsert(
-        self,
-        data: Any,
-        on: Sequence[str],
-        *,
-        case_sensitive: bool = True,
-        snapshot_properties: dict[str, str] | None = None,
-    ) -> UpsertResult:
-        """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
-        in one snapshot per ``write.merge.mode``."""
-        return upsert_rows(
-            self, data, on, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
-        )
 
     def __repr__(self) -> str:
         snap = self._metadata.current_snapshot_id

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from icefloe.catalog import LoadedTable
@@ -29,7 +29,6 @@ from icefloe.errors import (
     UnsupportedFeatureError,
     ValidationError,
 )
-from icefloe.expressions import Expression
 from icefloe.io import FileIO
 from icefloe.spec.builder import MetadataBuilder
 from icefloe.spec.snapshots import Snapshot
@@ -45,13 +44,7 @@ from icefloe.table.properties import CommitRetryOptions
 from icefloe.table.replace_partitions import ReplacePartitions
 from icefloe.table.rewrite_files import RewriteFiles
 from icefloe.table.rewrite_manifests import RewriteManifests
-from icefloe.table.row_changes import (
-    UpsertResult,
-    delete_rows,
-    overwrite_rows,
-    replace_partitions_with,
-    upsert_rows,
-)
+from icefloe.table.row_conveniences import RowConveniences
 from icefloe.table.row_delta import RowDelta
 from icefloe.table.update_properties import UpdateProperties
 from icefloe.table.update_schema import UpdateSchema
@@ -73,7 +66,7 @@ class TableDefinition(Protocol):
         ...
 
 
-class Transaction:
+class Transaction(RowConveniences):
     """Operations staged on one table, committed together by ``commit_transaction()``.
 
     Operations are created from the transaction with the same builders as ``Table``
@@ -175,54 +168,6 @@ class Transaction:
     def append(self, data: Any, *, snapshot_properties: dict[str, str] | None = None) -> Snapshot | None:
         """Write ``data`` and stage an append of it (see ``Table.append``)."""
         return append_data(self, data, snapshot_properties=snapshot_properties)
-
-    def delete(
-        self,
-        where: Expression | str,
-        *,
-        case_sensitive: bool = True,
-        snapshot_properties: dict[str, str] | None = None,
-    ) -> Snapshot | None:
-        """Delete the rows matching ``where``: merge-on-read (position deletes in v2, deletion
-        vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
-        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched)."""
-        return delete_rows(
-            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
-        )
-
-    def overwrite(
-        self,
-        data: Any,
-        where: Expression | str | None = None,
-        *,
-        case_sensitive: bool = True,
-        snapshot_properties: dict[str, str] | None = None,
-    ) -> Snapshot | None:
-        """Replace the rows matching ``where`` (all rows when None) by ``data``, in one
-        ``overwrite`` snapshot."""
-        return overwrite_rows(
-            self, data, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
-        )
-
-    def replace_partitions(
-        self, data: Any, *, snapshot_properties: dict[str, str] | None = None
-    ) -> Snapshot | None:
-        """Write ``data`` and replace every partition it touches (dynamic overwrite)."""
-        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties)
-
-    def upsert(
-        self,
-        data: Any,
-        on: Sequence[str],
-        *,
-        case_sensitive: bool = True,
-        snapshot_properties: dict[str, str] | None = None,
-    ) -> UpsertResult:
-        """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
-        in one snapshot per ``write.merge.mode``."""
-        return upsert_rows(
-            self, data, on, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
-        )
 
     def _stage(self, operation: PendingUpdate[Any]) -> None:
         if self._done:
