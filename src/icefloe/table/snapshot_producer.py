@@ -251,8 +251,18 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
         updates: list[TableUpdate] = [AddSnapshot(snapshot)]
         requirements: list[TableRequirement] = [AssertTableUUID(base.table_uuid)]
         if not self._stage_only:
-            updates.append(SetSnapshotRef(self._branch, self._snapshot_id, SnapshotRefType.BRANCH))
             ref = base.refs.get(self._branch)
+            # Moving a branch keeps its retention settings (Java's setBranchSnapshot).
+            updates.append(
+                SetSnapshotRef(
+                    self._branch,
+                    self._snapshot_id,
+                    SnapshotRefType.BRANCH,
+                    min_snapshots_to_keep=ref.min_snapshots_to_keep if ref else None,
+                    max_snapshot_age_ms=ref.max_snapshot_age_ms if ref else None,
+                    max_ref_age_ms=ref.max_ref_age_ms if ref else None,
+                )
+            )
             requirements.append(AssertRefSnapshotId(self._branch, ref.snapshot_id if ref else None))
         referenced = [list_location] + [m.manifest_path for m in manifests]
         return Changes(updates, requirements, tuple(referenced))

@@ -24,16 +24,20 @@ from icefloe.table.add_files import add_files
 from icefloe.table.append import FastAppend, MergeAppend
 from icefloe.table.data import append_data
 from icefloe.table.delete_files import DeleteFiles
+from icefloe.table.manage_snapshots import ManageSnapshots
 from icefloe.table.overwrite import OverwriteFiles
 from icefloe.table.replace_partitions import ReplacePartitions
+from icefloe.table.replace_sort_order import ReplaceSortOrder
 from icefloe.table.rewrite_files import RewriteFiles
 from icefloe.table.rewrite_manifests import RewriteManifests
 from icefloe.table.row_conveniences import RowConveniences
 from icefloe.table.row_delta import RowDelta
 from icefloe.table.scan import BatchScan, IncrementalAppendScan, TableScan
 from icefloe.table.transaction import Transaction
+from icefloe.table.update_location import UpdateLocation
 from icefloe.table.update_properties import UpdateProperties
 from icefloe.table.update_schema import UpdateSchema
+from icefloe.table.update_statistics import UpdatePartitionStatistics, UpdateStatistics
 
 if TYPE_CHECKING:
     from icefloe.catalog.base import CatalogBackend
@@ -227,6 +231,22 @@ class Table(RowConveniences):
 
     def update_schema(self) -> UpdateSchema:
         return UpdateSchema(self._autocommit(), autocommit=True)
+
+    def replace_sort_order(self) -> ReplaceSortOrder:
+        return ReplaceSortOrder(self._autocommit(), autocommit=True)
+
+    def update_location(self) -> UpdateLocation:
+        return UpdateLocation(self._autocommit(), autocommit=True)
+
+    def update_statistics(self) -> UpdateStatistics:
+        return UpdateStatistics(self._autocommit(), autocommit=True)
+
+    def update_partition_statistics(self) -> UpdatePartitionStatistics:
+        return UpdatePartitionStatistics(self._autocommit(), autocommit=True)
+
+    def manage_snapshots(self) -> ManageSnapshots:
+        """Branches, tags, rollback and cherry-pick (``table/manage_snapshots.py``)."""
+        return ManageSnapshots(self._autocommit(), autocommit=True)
 
     def rewrite_manifests(self) -> RewriteManifests:
         """Rewrite the current snapshot's manifests (``cluster_by``, ``rewrite_if``,

@@ -38,16 +38,20 @@ from icefloe.table.add_files import stage_add_files
 from icefloe.table.append import FastAppend, MergeAppend
 from icefloe.table.data import append_data
 from icefloe.table.delete_files import DeleteFiles
+from icefloe.table.manage_snapshots import ManageSnapshots
 from icefloe.table.operation import Changes, PendingUpdate
 from icefloe.table.overwrite import OverwriteFiles
 from icefloe.table.properties import CommitRetryOptions
 from icefloe.table.replace_partitions import ReplacePartitions
+from icefloe.table.replace_sort_order import ReplaceSortOrder
 from icefloe.table.rewrite_files import RewriteFiles
 from icefloe.table.rewrite_manifests import RewriteManifests
 from icefloe.table.row_conveniences import RowConveniences
 from icefloe.table.row_delta import RowDelta
+from icefloe.table.update_location import UpdateLocation
 from icefloe.table.update_properties import UpdateProperties
 from icefloe.table.update_schema import UpdateSchema
+from icefloe.table.update_statistics import UpdatePartitionStatistics, UpdateStatistics
 
 if TYPE_CHECKING:
     from icefloe.table.table import Table
@@ -128,6 +132,22 @@ class Transaction(RowConveniences):
 
     def update_schema(self) -> UpdateSchema:
         return UpdateSchema(self, autocommit=False)
+
+    def replace_sort_order(self) -> ReplaceSortOrder:
+        return ReplaceSortOrder(self, autocommit=False)
+
+    def update_location(self) -> UpdateLocation:
+        return UpdateLocation(self, autocommit=False)
+
+    def update_statistics(self) -> UpdateStatistics:
+        return UpdateStatistics(self, autocommit=False)
+
+    def update_partition_statistics(self) -> UpdatePartitionStatistics:
+        return UpdatePartitionStatistics(self, autocommit=False)
+
+    def manage_snapshots(self) -> ManageSnapshots:
+        """Branches, tags, rollback and cherry-pick (``table/manage_snapshots.py``)."""
+        return ManageSnapshots(self, autocommit=False)
 
     def rewrite_manifests(self) -> RewriteManifests:
         return RewriteManifests(self, autocommit=False)
