@@ -580,3 +580,15 @@ def _key_filter(keys_table: pa.Table, keys: Sequence[str]) -> Expression:
             result = and_(result, greater_than_or_equal(name, low), less_than_or_equal(name, high))
         result = and_(result, not_null(name))
     return result
+
+
+# ---- for engines that find the rows themselves (icefloe.spark) -----------------------------------
+# The Spark row-level changes find the matching rows and write new rows in Spark tasks, then
+# hand over here: the same delete files, deletion-vector merging, commit and validations as
+# the conveniences above.
+FoundRows = _Found
+WrittenFiles = _Written
+write_change_deletes = _write_deletes
+commit_row_change = _commit
+change_mode = _mode
+change_isolation = _isolation

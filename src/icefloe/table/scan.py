@@ -114,6 +114,11 @@ class _Scan:
         """The schema rows are read with (before column selection)."""
         return self.table.metadata.schema()
 
+    def table_schema(self) -> Schema:
+        """The schema the scan reads with and binds its filter to, before column selection:
+        the current schema, or a time-travelled snapshot's."""
+        return self._table_schema()
+
     def schema(self) -> Schema:
         """The projected schema of the rows this scan returns."""
         return self._table_schema().select(*self.selected, case_sensitive=self.is_case_sensitive)

@@ -1,0 +1,214 @@
+"""``icefloe.spark.write``: Spark tasks write Iceberg data files, the driver commits one snapshot.
+
+Each Spark task hands its rows (as Arrow batches, through ``mapInArrow``) to icefloe's own
+Parquet writer on the executor. That writer puts field ids on every field, list elements and
+map keys / values included (Spark's own Parquet writer labels only struct fields, and Java
+Iceberg resolves files by id), computes partitions with icefloe's transforms, rolls files at
+``write.target-file-size-bytes``, sorts by the table's sort order and measures Java's metrics
+from the footers. A task returns its files' descriptions; the driver commits them in one
+snapshot.
+
+Nothing is left behind by a failed job: a failing task deletes its own files, and the paths of
+every task that finished are gathered in an accumulator (merged on the driver even when the
+job fails later), so the driver deletes them when the job or the commit fails, and deletes the
+files of duplicate task attempts (retries, speculation) that the commit does not use.
+"""
+
+from __future__ import annotations
+
+import pickle
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark import AccumulatorParam
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.taskcontext import TaskContext
+
+from icefloe.arrow.schema import to_requested_schema
+from icefloe.errors import ValidationError
+from icefloe.expressions import Expression, always_true
+from icefloe.io import FileIO
+from icefloe.spark.tables import resolve_table
+from icefloe.spark.types import to_spark_type
+from icefloe.spec import types as it
+from icefloe.spec.manifest import DataFile
+from icefloe.spec.schema import Schema
+from icefloe.spec.snapshots import Snapshot
+from icefloe.spec.table_metadata import TableMetadata
+from icefloe.table.table import Table
+from icefloe.write.parquet import file_name_prefix, write_data_files
+
+__all__ = ["MODES", "write", "write_data_frame"]
+
+#: The write modes: add rows; replace all rows (or those ``where`` matches); replace the
+#: partitions the new rows fall in.
+MODES = ("append", "overwrite", "overwrite-partitions")
+_DESCRIPTION = "file binary"
+
+
+class _PathList(AccumulatorParam):  # type: ignore[type-arg]
+    def zero(self, value: list[str]) -> list[str]:
+        return []
+
+    def addInPlace(self, value1: list[str], value2: list[str]) -> list[str]:
+        value1.extend(value2)
+        return value1
+
+
+def write(
+    df: DataFrame, table: Table | str, mode: str = "append", where: Expression | str | None = None
+) -> Snapshot | None:
+    """Write a DataFrame's rows to a table in one snapshot (returned; None when there were no
+    rows and nothing needed committing).
+
+    Args:
+        df: rows with the table's columns, matched by name (case-insensitively, as Spark
+            does); optional columns may be missing (written as nulls).
+        table: a :class:`Table` (updated to the commit) or an identifier.
+        mode: ``"append"``, ``"overwrite"`` (every row, or the rows ``where`` matches: each
+            data file must match it wholly, as in Java's ``overwriteByRowFilter``) or
+            ``"overwrite-partitions"`` (dynamic: the partitions the new rows fall in).
+        where: the overwrite filter (``mode="overwrite"`` only).
+
+    Raises:
+        ValidationError: an unknown mode, columns that do not fit the table, a ``where``
+            with another mode.
+        Any error of the Spark job or the commit, after deleting every file the job wrote.
+    """
+    if mode not in MODES:
+        raise ValidationError(f"unknown write mode '{mode}'; expected one of {', '.join(MODES)}")
+    if where is not None and mode != "overwrite":
+        raise ValidationError(f"where= is only for mode='overwrite', not '{mode}'")
+    resolved = resolve_table(table)
+    files, cleanup = write_data_frame(df, resolved)
+    try:
+        if mode == "append":
+            if not files:
+                return None
+            op: Any = resolved.new_append()
+            for file in files:
+                op = op.append_file(file)
+        elif mode == "overwrite":
+            op = resolved.new_overwrite().overwrite_by_row_filter(
+                where if where is not None else always_true()
+            )
+            for file in files:
+                op = op.add_file(file)
+        else:
+            if not files:
+                return None
+            op = resolved.new_replace_partitions()
+            for file in files:
+                op = op.add_file(file)
+        op.delete_on_failure([f.file_path for f in files])
+        op.commit()
+    except BaseException:
+        cleanup(committed=())
+        raise
+    cleanup(committed=[f.file_path for f in files])
+    return resolved.current_snapshot()
+
+
+def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
+    """Write ``df`` as data files of ``table`` in Spark tasks; nothing is committed.
+
+    Returns:
+        the files, and ``cleanup(committed=paths)``: deletes every file the job wrote that
+        is not in ``committed`` (all of them when the commit failed).
+
+    Raises:
+        Any error of the job, after deleting the files its finished tasks wrote.
+    """
+    metadata = table.metadata
+    schema = metadata.schema()
+    prepared = _conform(df, schema)
+    io = table.io()
+    operation_id = str(uuid.uuid4())
+    written = df.sparkSession.sparkContext.accumulator([], _PathList())
+    task = _writer_task(io, metadata, operation_id, written)
+    try:
+        rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
+    except BaseException:
+        _delete(io, written.value)
+        raise
+    files: list[DataFile] = [f for row in rows for f in pickle.loads(row[0])]
+
+    def cleanup(committed: Sequence[str]) -> None:
+        keep = set(committed)
+        _delete(io, [p for p in written.value if p not in keep])
+
+    return files, cleanup
+
+
+def _delete(io: FileIO, paths: Sequence[str]) -> None:
+    if paths:
+        io.delete_quietly(paths)  # a path already gone (a failed task removed it) is fine
+
+
+def _conform(df: DataFrame, schema: Schema) -> DataFrame:
+    """The DataFrame's columns in the table's order and Spark types (missing optional columns
+    as nulls); uuids stay strings (the executor parses them)."""
+    by_name = {c.lower(): c for c in df.columns}
+    wanted = {f.name.lower() for f in schema.fields}
+    extra = [c for c in df.columns if c.lower() not in wanted]
+    if extra:
+        raise ValidationError(
+            f"columns {extra} are not in the table schema ({', '.join(f.name for f in schema.fields)})"
+        )
+    columns = []
+    for field in schema.fields:
+        spark_type = to_spark_type(field.field_type, column=field.name, with_ids=False)
+        source = by_name.get(field.name.lower())
+        if source is None:
+            if field.required:
+                raise ValidationError(f"required column '{field.name}' is missing from the DataFrame")
+            columns.append(F.lit(None).cast(spark_type).alias(field.name))
+        else:
+            columns.append(F.col(f"`{source}`").cast(spark_type).alias(field.name))
+    return df.select(*columns)
+
+
+def _writer_task(io: FileIO, metadata: TableMetadata, operation_id: str, written: Any) -> Any:
+    schema = metadata.schema()
+    spec = metadata.spec()
+    sort_order = metadata.sort_order()
+    uuid_columns = [f.name for f in schema.fields if isinstance(f.field_type, it.UUIDType)]
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        context = TaskContext.get()
+        partition_id = context.partitionId() if context else 0
+        attempt = context.taskAttemptId() if context else 0
+
+        def conformed() -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                if batch.num_rows:
+                    yield to_requested_schema(_parse_uuids(batch, uuid_columns), schema)
+
+        files = write_data_files(
+            io,
+            table_location=metadata.location,
+            properties=metadata.properties,
+            schema=schema,
+            spec=spec,
+            data=conformed(),
+            sort_order=sort_order,
+            file_name_prefix=file_name_prefix(partition_id, attempt, operation_id),
+        )
+        written.add([f.file_path for f in files])
+        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], names=["file"])
+
+    return task
+
+
+def _parse_uuids(batch: pa.RecordBatch, columns: Sequence[str]) -> pa.RecordBatch:
+    if not columns:
+        return batch
+    arrays = list(batch.columns)
+    for name in columns:
+        index = batch.schema.get_field_index(name)
+        values = batch.column(index).to_pylist()
+        arrays[index] = pa.array([None if v is None else uuid.UUID(v).bytes for v in values], pa.binary(16))
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)

@@ -1,0 +1,141 @@
+"""isp.delete / isp.update / isp.merge_into: the rows they leave, in both write modes and
+format versions, the delete files they commit, and the MERGE cardinality rule."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from icefloe import Catalog, Table
+from icefloe import spark as isp
+from icefloe.errors import ValidationError
+from icefloe.spec.manifest import FileContent, FileFormat
+from spark.helpers import spark_rows
+
+MODES = ("copy-on-write", "merge-on-read")
+SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("g", pa.string()), pa.field("amount", pa.float64())])
+
+
+def _table(catalog: Catalog, version: int, mode: str) -> Table:
+    table = catalog.create_table(
+        "db.changes",
+        SCHEMA,
+        partition_by=["g"],
+        properties={
+            "format-version": str(version),
+            "write.delete.mode": mode,
+            "write.update.mode": mode,
+            "write.merge.mode": mode,
+        },
+    )
+    table.append(
+        pa.table(
+            {
+                "id": list(range(20)),
+                "g": ["a" if i < 10 else "b" for i in range(20)],
+                "amount": [float(i) for i in range(20)],
+            }
+        )
+    )
+    return table
+
+
+def _rows(table: Table) -> list[tuple[object, ...]]:
+    return sorted(tuple(r.values()) for r in table.new_scan().to_arrow().to_pylist())
+
+
+def _delete_kinds(table: Table) -> set[tuple[object, object]]:
+    return {(d.content, d.file_format) for t in table.new_scan().plan_files() for d in t.deletes}
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("mode", MODES)
+def test_delete(spark: object, catalog: Catalog, version: int, mode: str) -> None:
+    table = _table(catalog, version, mode)
+    snapshot = isp.delete(spark, table, "id % 2 = 0 AND id < 15" if False else "id < 3 OR id = 12")
+    assert snapshot is not None and table.current_snapshot().snapshot_id == snapshot.snapshot_id
+    assert [r[0] for r in _rows(table)] == [i for i in range(20) if not (i < 3 or i == 12)]
+    if mode == "merge-on-read":
+        assert _delete_kinds(table) == {
+            (FileContent.POSITION_DELETES, FileFormat.PUFFIN if version == 3 else FileFormat.PARQUET)
+        }
+    else:
+        assert _delete_kinds(table) == set()
+    # A whole partition goes without reading it; nothing matching commits nothing.
+    isp.delete(spark, table, "g = 'b'")
+    assert [r[0] for r in _rows(table)] == [3, 4, 5, 6, 7, 8, 9]
+    assert isp.delete(spark, table, "id > 1000") is None
+    assert sorted(spark_rows(isp.read(spark, table))) == _rows(table)
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("mode", MODES)
+def test_update(spark: object, catalog: Catalog, version: int, mode: str) -> None:
+    table = _table(catalog, version, mode)
+    isp.update(spark, table, set={"amount": "amount * 2", "g": "g"}, where="g = 'a' AND id >= 8")
+    isp.update(spark, table, set={"amount": "-1"}, where="id = 19")
+    expected = sorted(
+        (i, "a" if i < 10 else "b", -1.0 if i == 19 else float(i) * (2 if 8 <= i < 10 else 1))
+        for i in range(20)
+    )
+    assert _rows(table) == expected
+    assert sorted(spark_rows(isp.read(spark, table))) == expected
+    with pytest.raises(ValidationError, match="nope"):
+        isp.update(spark, table, set={"nope": "1"})
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("mode", MODES)
+def test_merge_into(spark: object, catalog: Catalog, version: int, mode: str) -> None:
+    table = _table(catalog, version, mode)
+    source = spark.createDataFrame(  # type: ignore[attr-defined]
+        [(1, "a", 100.0, "U"), (2, "a", 0.0, "D"), (50, "b", 5.0, "I"), (51, "b", 6.0, "D")],
+        "id long, g string, amount double, op string",
+    )
+    snapshot = (
+        isp.merge_into(source, table, "t.id = s.id")
+        .when_matched("s.op = 'D'")
+        .delete()
+        .when_matched()
+        .update({"amount": "s.amount"})
+        .when_not_matched("s.op != 'D'")
+        .insert_all()
+        .when_not_matched_by_source("t.id >= 18")
+        .delete()
+        .merge()
+    )
+    assert snapshot is not None
+    expected = sorted(
+        [
+            (i, "a" if i < 10 else "b", 100.0 if i == 1 else float(i))
+            for i in range(20)
+            if i not in (2, 18, 19)
+        ]
+        + [(50, "b", 5.0)]
+    )
+    assert _rows(table) == expected
+    assert sorted(spark_rows(isp.read(spark, table))) == expected
+
+
+def test_merge_rejects_a_target_row_matched_twice(spark: object, catalog: Catalog) -> None:
+    table = _table(catalog, 2, "merge-on-read")
+    before = table.current_snapshot().snapshot_id
+    source = spark.createDataFrame([(1, 1.0), (1, 2.0)], "id long, amount double")  # type: ignore[attr-defined]
+    with pytest.raises(ValidationError, match="more than one source row"):
+        isp.merge_into(source, table, "t.id = s.id").when_matched().update({"amount": "s.amount"}).merge()
+    assert table.refresh().current_snapshot().snapshot_id == before
+
+
+def test_merge_update_all_and_insert_values(spark: object, catalog: Catalog) -> None:
+    table = _table(catalog, 2, "copy-on-write")
+    source = spark.createDataFrame([(3, "a", 33.0), (70, "b", 7.0)], "id long, g string, amount double")  # type: ignore[attr-defined]
+    (
+        isp.merge_into(source, table, "t.id = s.id")
+        .when_matched()
+        .update_all()
+        .when_not_matched()
+        .insert({"id": "s.id + 1000", "g": "'z'"})
+        .merge()
+    )
+    rows = _rows(table)
+    assert (3, "a", 33.0) in rows and (1070, "z", None) in rows and len(rows) == 21
