@@ -163,8 +163,13 @@ def read_tasks(
             empty = empty.withColumn(POSITION_COLUMN, F.lit(None).cast("long"))
         return empty
 
-    frame = _read_files(spark, io, [t.file.file_path for t in tasks], read_schema, names, metadata)
-    frame = _present(frame, read_schema, names, tasks, metadata)
+    constants = _constants(read_schema, tasks, metadata)
+    # Spark reads the file and row-index columns only when something joins on them.
+    locate = keep_file_columns or bool(constants) or any(t.deletes for t in tasks)
+    frame = _read_files(
+        spark, io, [t.file.file_path for t in tasks], read_schema, names, metadata, locate=locate
+    )
+    frame = _present(frame, read_schema, names, constants)
     if not isinstance(row_filter, AlwaysTrue):
         frame = frame.filter(to_spark_filter(row_filter, names.column))
     frame = _deletes.apply(spark, frame, tasks, io, metadata, read_schema, names.column_by_id)
@@ -318,8 +323,11 @@ def _read_files(
     read_schema: Schema,
     names: _SparkNames,
     metadata: TableMetadata,
+    *,
+    locate: bool,
 ) -> DataFrame:
-    """One DataFrame over the files, columns named by ``names``, with the file and position."""
+    """One DataFrame over the files, columns named by ``names``; with ``locate``, also each
+    row's file and position."""
     promoted = _promoted_ids(read_schema, metadata)
     groups: dict[tuple[Any, ...], list[str]] = {}
     if promoted:
@@ -353,13 +361,12 @@ def _read_files(
             else F.col(f"`{f.name}`")
             for f in schema.fields
         ]
-        frames.append(
-            frame.select(
-                *columns,
+        if locate:
+            columns += [
                 F.col("_metadata.file_path").alias(FILE_COLUMN),
                 F.col("_metadata.row_index").alias(POSITION_COLUMN),
-            )
-        )
+            ]
+        frames.append(frame.select(*columns))
     result = frames[0]
     for other in frames[1:]:
         result = result.unionByName(other)
@@ -422,15 +429,11 @@ def _constants(
 
 
 def _present(
-    frame: DataFrame,
-    read_schema: Schema,
-    names: _SparkNames,
-    tasks: Sequence[FileScanTask],
-    metadata: TableMetadata,
+    frame: DataFrame, read_schema: Schema, names: _SparkNames, constants: list[_Constant]
 ) -> DataFrame:
     """Fill per-file constants and turn uuids into strings, keeping column names."""
     replacements: dict[str, Column] = {}
-    for constant in _constants(read_schema, tasks, metadata):
+    for constant in constants:
         name = names.rename(constant.field)
         pairs: list[Column] = []
         for path, value in constant.by_file.items():
