@@ -24,6 +24,7 @@ from icefloe.table.add_files import add_files
 from icefloe.table.append import FastAppend, MergeAppend
 from icefloe.table.data import append_data
 from icefloe.table.delete_files import DeleteFiles
+from icefloe.table.expire_snapshots import ExpireSnapshots
 from icefloe.table.manage_snapshots import ManageSnapshots
 from icefloe.table.overwrite import OverwriteFiles
 from icefloe.table.replace_partitions import ReplacePartitions
@@ -247,6 +248,11 @@ class Table(RowConveniences):
     def manage_snapshots(self) -> ManageSnapshots:
         """Branches, tags, rollback and cherry-pick (``table/manage_snapshots.py``)."""
         return ManageSnapshots(self._autocommit(), autocommit=True)
+
+    def expire_snapshots(self) -> ExpireSnapshots:
+        """Remove old snapshots and refs, then delete the files only they reached
+        (``table/expire_snapshots.py``)."""
+        return ExpireSnapshots(self._autocommit(), autocommit=True)
 
     def rewrite_manifests(self) -> RewriteManifests:
         """Rewrite the current snapshot's manifests (``cluster_by``, ``rewrite_if``,

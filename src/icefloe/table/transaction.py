@@ -38,6 +38,7 @@ from icefloe.table.add_files import stage_add_files
 from icefloe.table.append import FastAppend, MergeAppend
 from icefloe.table.data import append_data
 from icefloe.table.delete_files import DeleteFiles
+from icefloe.table.expire_snapshots import ExpireSnapshots
 from icefloe.table.manage_snapshots import ManageSnapshots
 from icefloe.table.operation import Changes, PendingUpdate
 from icefloe.table.overwrite import OverwriteFiles
@@ -148,6 +149,10 @@ class Transaction(RowConveniences):
     def manage_snapshots(self) -> ManageSnapshots:
         """Branches, tags, rollback and cherry-pick (``table/manage_snapshots.py``)."""
         return ManageSnapshots(self, autocommit=False)
+
+    def expire_snapshots(self) -> ExpireSnapshots:
+        """Remove old snapshots and refs; their files are deleted once the transaction commits."""
+        return ExpireSnapshots(self, autocommit=False)
 
     def rewrite_manifests(self) -> RewriteManifests:
         return RewriteManifests(self, autocommit=False)
