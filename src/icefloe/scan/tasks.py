@@ -1,14 +1,30 @@
-"""Scan tasks: what planning hands to readers."""
+"""Scan tasks: what planning hands to readers.
+
+- :class:`FileScanTask`: rows of a data file (a table scan, an incremental append scan).
+- The changelog tasks of an incremental changelog scan (Java's ``ChangelogScanTask`` family),
+  each tagged with its change ordinal and commit snapshot: :class:`AddedRowsScanTask` (rows a
+  snapshot inserted), :class:`DeletedDataFileScanTask` (rows a snapshot deleted by removing
+  their data file) and :class:`DeletedRowsScanTask` (rows a snapshot deleted with delete files).
+"""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from icefloe.expressions import Expression
 from icefloe.spec.manifest import DataFile, DeleteFile, FileFormat
 from icefloe.spec.partitioning import PartitionSpec
 
-__all__ = ["FileScanTask", "usable_split_offsets"]
+__all__ = [
+    "AddedRowsScanTask",
+    "ChangelogOperation",
+    "ChangelogScanTask",
+    "DeletedDataFileScanTask",
+    "DeletedRowsScanTask",
+    "FileScanTask",
+    "usable_split_offsets",
+]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -81,3 +97,117 @@ def _content_size(delete: DeleteFile) -> int:
     if delete.file_format == FileFormat.PUFFIN and delete.content_size_in_bytes is not None:
         return delete.content_size_in_bytes
     return delete.file_size_in_bytes
+
+
+# ---- changelog tasks -------------------------------------------------------------------------
+
+
+class ChangelogOperation(enum.StrEnum):
+    """The kind of a change row (Java's ``ChangelogOperation``; the values are the
+    ``_change_type`` strings of Spark's changelog)."""
+
+    INSERT = "INSERT"
+    DELETE = "DELETE"
+    UPDATE_BEFORE = "UPDATE_BEFORE"
+    UPDATE_AFTER = "UPDATE_AFTER"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ChangelogScanTask:
+    """What every changelog task has (Java's ``ChangelogScanTask``): the rows of ``file``
+    that one snapshot changed.
+
+    Attributes:
+        change_ordinal: the position of the commit in the scan's range (0 for the oldest
+            snapshot that changed rows): changes with a lower ordinal apply first.
+        commit_snapshot_id: the snapshot that made the change.
+        file: the data file whose rows changed.
+        residual: the scan's filter as far as the file's partition does not decide it (bound
+            to the scan's schema); only rows matching it are changes of the scan.
+        spec: the file's partition spec.
+        data_sequence_number: the file's data sequence number.
+    """
+
+    change_ordinal: int
+    commit_snapshot_id: int
+    file: DataFile
+    residual: Expression
+    spec: PartitionSpec
+    data_sequence_number: int
+
+    @property
+    def operation(self) -> ChangelogOperation:  # pragma: no cover - every task overrides it
+        raise NotImplementedError
+
+    @property
+    def file_path(self) -> str:
+        return self.file.file_path
+
+    @property
+    def referenced_delete_files(self) -> tuple[DeleteFile, ...]:
+        """Every delete file the task reads."""
+        return ()
+
+    def file_task(self, deletes: tuple[DeleteFile, ...]) -> FileScanTask:
+        """The task's whole file as a :class:`FileScanTask` with ``deletes``."""
+        return FileScanTask(
+            self.file,
+            deletes,
+            self.residual,
+            self.spec,
+            0,
+            self.file.file_size_in_bytes,
+            self.data_sequence_number,
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AddedRowsScanTask(ChangelogScanTask):
+    """Rows inserted by adding a data file: the file's rows that ``deletes`` (the delete
+    files live in the commit snapshot that apply to it, e.g. rows deleted again in the same
+    commit) do not delete (Java's ``AddedRowsScanTask``)."""
+
+    deletes: tuple[DeleteFile, ...]
+
+    @property
+    def operation(self) -> ChangelogOperation:
+        return ChangelogOperation.INSERT
+
+    @property
+    def referenced_delete_files(self) -> tuple[DeleteFile, ...]:
+        return self.deletes
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DeletedDataFileScanTask(ChangelogScanTask):
+    """Rows deleted by removing a data file: its rows as they were live before the commit,
+    the rows ``existing_deletes`` (the delete files live in the parent snapshot that apply to
+    it) delete excluded (Java's ``DeletedDataFileScanTask``)."""
+
+    existing_deletes: tuple[DeleteFile, ...]
+
+    @property
+    def operation(self) -> ChangelogOperation:
+        return ChangelogOperation.DELETE
+
+    @property
+    def referenced_delete_files(self) -> tuple[DeleteFile, ...]:
+        return self.existing_deletes
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DeletedRowsScanTask(ChangelogScanTask):
+    """Rows of a data file that stays in the table, deleted by delete files the commit
+    added: the rows ``added_deletes`` delete among those ``existing_deletes`` (live before the
+    commit) do not (Java's ``DeletedRowsScanTask``)."""
+
+    added_deletes: tuple[DeleteFile, ...]
+    existing_deletes: tuple[DeleteFile, ...]
+
+    @property
+    def operation(self) -> ChangelogOperation:
+        return ChangelogOperation.DELETE
+
+    @property
+    def referenced_delete_files(self) -> tuple[DeleteFile, ...]:
+        return self.added_deletes + self.existing_deletes

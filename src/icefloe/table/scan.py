@@ -12,11 +12,15 @@ manifests and files with them, and the residual of each file is applied to its r
   task groups of ``plan_tasks()``, as a distributed engine would.
 - :class:`IncrementalAppendScan` (Java's ``IncrementalAppendScan``): the rows that ``append``
   snapshots added between two snapshots of one lineage, read with the current schema.
+- :class:`IncrementalChangelogScan` (Java's ``IncrementalChangelogScan``): the rows each
+  snapshot of such a range inserted and deleted, row-level deletes included, tagged with
+  ``_change_type``, ``_change_ordinal`` and ``_commit_snapshot_id``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Self
@@ -25,29 +29,35 @@ import pyarrow as pa
 
 from icefloe._util.optional import import_optional
 from icefloe.arrow.schema import schema_to_arrow
-from icefloe.errors import NoSuchSnapshotError, ValidationError
+from icefloe.errors import NoSuchSnapshotError, UnsupportedFeatureError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, always_true, and_, parse
 from icefloe.scan import (
+    ChangelogScanTask,
     CombinedScanTask,
     FileScanTask,
     PositionDeletes,
     SplitOptions,
     appends_between,
+    changelog_arrow_schema,
+    changelog_snapshots,
     plan_appended_files,
+    plan_changelog,
     plan_files,
     plan_task_groups,
     read_batches,
+    read_changelog,
     referenced_columns,
     resolve_range,
     task_row_count,
 )
+from icefloe.scan.changelog import CHANGE_ORDINAL, compute_updates, index_path, remove_carryovers
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 
 if TYPE_CHECKING:
     from icefloe.table.table import Table
 
-__all__ = ["BatchScan", "IncrementalAppendScan", "TableScan"]
+__all__ = ["BatchScan", "IncrementalAppendScan", "IncrementalChangelogScan", "TableScan"]
 
 
 @dataclass(frozen=True)
@@ -319,16 +329,13 @@ class BatchScan(TableScan):
 
 
 @dataclass(frozen=True)
-class IncrementalAppendScan(_Scan):
-    """``table.new_incremental_append_scan()``: the data files ``append`` snapshots added after
-    a start snapshot, up to an end snapshot (Java's ``IncrementalAppendScan``).
+class _IncrementalScan(_Scan):
+    """What incremental scans share: a range of snapshots of one lineage.
 
     The range follows the end snapshot's parents back to the start: ``from_snapshot_exclusive``
-    (the start's own appends are not included; the start may be expired) or
+    (the start's own changes are not included; the start may be expired) or
     ``from_snapshot_inclusive`` (they are); without a start, the end's whole ancestry. The end is
-    ``to_snapshot`` or the current snapshot. ``overwrite``, ``replace`` and ``delete`` snapshots
-    in the range contribute nothing. Files are read with the table's current schema and, as in
-    Java, without applying delete files: the rows as they were appended.
+    ``to_snapshot`` or the current snapshot. Rows are read with the table's current schema.
     """
 
     from_snapshot_id: int | None = None
@@ -338,7 +345,7 @@ class IncrementalAppendScan(_Scan):
     # ---- builder -----------------------------------------------------------------------------
 
     def from_snapshot_inclusive(self, snapshot: int | str) -> Self:
-        """Start at this snapshot (an id, or a tag or branch name), its own appends included.
+        """Start at this snapshot (an id, or a tag or branch name), its own changes included.
 
         Raises:
             NoSuchSnapshotError: the table has no such snapshot.
@@ -373,6 +380,33 @@ class IncrementalAppendScan(_Scan):
             raise NoSuchSnapshotError(f"table {self.table.name()} has no snapshot {snapshot} ({what})")
         return snapshot
 
+    def _range(self) -> tuple[int | None, int] | None:
+        """``(from exclusive, to inclusive)``, validated; None for an empty table without bounds.
+
+        Raises:
+            NoSuchSnapshotError: no end snapshot is set and the table has no current snapshot
+                while a start is set.
+            SnapshotNotAncestorError: the start is not in the end snapshot's history.
+        """
+        return resolve_range(
+            self.table.metadata,
+            from_snapshot_id=self.from_snapshot_id,
+            from_inclusive=self.from_inclusive,
+            to_snapshot_id=self.to_snapshot_id,
+        )
+
+
+@dataclass(frozen=True)
+class IncrementalAppendScan(_IncrementalScan):
+    """``table.new_incremental_append_scan()``: the data files ``append`` snapshots added after
+    a start snapshot, up to an end snapshot (Java's ``IncrementalAppendScan``).
+
+    The range is set as for every incremental scan (see ``_IncrementalScan``).
+    ``overwrite``, ``replace`` and ``delete`` snapshots in the range contribute nothing. Files
+    are read with the table's current schema and, as in Java, without applying delete files:
+    the rows as they were appended.
+    """
+
     # ---- what the scan reads -----------------------------------------------------------------
 
     def snapshots(self) -> list[Snapshot]:
@@ -383,16 +417,10 @@ class IncrementalAppendScan(_Scan):
                 while a start is set.
             SnapshotNotAncestorError: the start is not in the end snapshot's history.
         """
-        metadata = self.table.metadata
-        bounds = resolve_range(
-            metadata,
-            from_snapshot_id=self.from_snapshot_id,
-            from_inclusive=self.from_inclusive,
-            to_snapshot_id=self.to_snapshot_id,
-        )
+        bounds = self._range()
         if bounds is None:
             return []
-        return list(reversed(appends_between(metadata, *bounds)))
+        return list(reversed(appends_between(self.table.metadata, *bounds)))
 
     # ---- planning ----------------------------------------------------------------------------
 
@@ -411,6 +439,165 @@ class IncrementalAppendScan(_Scan):
             case_sensitive=self.is_case_sensitive,
             column_stats=self._column_stats_ids(),
         )
+
+
+@dataclass(frozen=True)
+class IncrementalChangelogScan(_IncrementalScan):
+    """``table.new_incremental_changelog_scan()``: the rows each snapshot of a range inserted
+    and deleted (Java's ``IncrementalChangelogScan``, with row-level deletes: position deletes,
+    deletion vectors and equality deletes).
+
+    The range is set as for every incremental scan (see ``_IncrementalScan``); ``replace``
+    snapshots (compactions) change no rows and are skipped; the others get change ordinals 0,
+    1, ... oldest first. ``plan_files()`` gives the changelog tasks
+    (:class:`~icefloe.scan.AddedRowsScanTask`, :class:`~icefloe.scan.DeletedDataFileScanTask`,
+    :class:`~icefloe.scan.DeletedRowsScanTask`) in ordinal order; see
+    :mod:`icefloe.scan.changelog` for what each holds.
+
+    The outputs (``to_arrow()``, ``to_batches()``, ...) hold the selected columns and
+    ``_change_type`` (``INSERT`` / ``DELETE``, or ``UPDATE_BEFORE`` / ``UPDATE_AFTER`` with
+    ``compute_updates``), ``_change_ordinal`` (int32) and ``_commit_snapshot_id`` (int64), in
+    ordinal order. As Java's scan (and Spark's ``changes`` table), a copy-on-write commit shows
+    the unchanged rows of the files it rewrote as a DELETE and an INSERT; ``remove_carryovers()``
+    drops those pairs (Spark's ``create_changelog_view`` does by default).
+    """
+
+    carryovers_removed: bool = False
+    update_columns: tuple[str, ...] | None = None
+
+    # ---- builder -----------------------------------------------------------------------------
+
+    def remove_carryovers(self, value: bool = True) -> Self:
+        """Drop the DELETE / INSERT pairs of one commit whose rows are equal in every column
+        (rows a copy-on-write commit rewrote unchanged). Reading then compares whole rows: the
+        table's columns are all read, whatever the selection."""
+        return replace(self, carryovers_removed=value)
+
+    def compute_updates(self, *identifier_columns: str) -> Self:
+        """Pair the DELETE and the INSERT of one commit with the same values of
+        ``identifier_columns`` (default: the schema's identifier fields) into an
+        ``UPDATE_BEFORE`` and an ``UPDATE_AFTER`` row (Spark's ``create_changelog_view`` with
+        ``compute_updates``); carry-overs are removed first. Reading fails with a
+        ValidationError when one commit changes several rows with the same identifier.
+
+        Raises:
+            ValidationError: no columns given and the schema has no identifier fields, or a
+                column the schema does not have.
+        """
+        if len(identifier_columns) == 1 and isinstance(identifier_columns[0], (list, tuple)):
+            identifier_columns = tuple(identifier_columns[0])
+        schema = self._table_schema()
+        if not identifier_columns:
+            names = schema.id_to_name()
+            identifier_columns = tuple(names[i] for i in schema.identifier_field_ids)
+            if not identifier_columns:
+                raise ValidationError(
+                    f"table {self.table.name()} has no identifier fields: name the columns that "
+                    "identify a row to compute updates"
+                )
+        for name in identifier_columns:
+            schema.select(name, case_sensitive=self.is_case_sensitive)  # raises for an unknown column
+        return replace(self, carryovers_removed=True, update_columns=tuple(identifier_columns))
+
+    # ---- what the scan reads -----------------------------------------------------------------
+
+    def snapshots(self) -> list[Snapshot]:
+        """The snapshots whose changes the scan reads, oldest first (a snapshot's index is its
+        change ordinal): the range without its ``replace`` snapshots.
+
+        Raises:
+            NoSuchSnapshotError: no end snapshot is set and the table has no current snapshot
+                while a start is set.
+            SnapshotNotAncestorError: the start is not in the end snapshot's history.
+        """
+        bounds = self._range()
+        if bounds is None:
+            return []
+        return changelog_snapshots(self.table.metadata, *bounds)
+
+    def arrow_schema(self) -> pa.Schema:
+        """The Arrow schema of the rows: the selected columns and the three change columns."""
+        return changelog_arrow_schema(self.schema())
+
+    # ---- planning ----------------------------------------------------------------------------
+
+    def plan_files(self) -> list[ChangelogScanTask]:  # type: ignore[override]
+        """The changelog tasks of the range, in change ordinal order (within one ordinal the
+        deletes first), with their residuals."""
+        snapshots = self.snapshots()
+        if not snapshots:
+            return []
+        return plan_changelog(
+            self.table.io(),
+            self.table.metadata,
+            snapshots,
+            self.row_filter,
+            schema=self._table_schema(),
+            case_sensitive=self.is_case_sensitive,
+            column_stats=self._column_stats_ids(),
+        )
+
+    def plan_tasks(self) -> list[CombinedScanTask]:
+        """Not supported: changelog tasks are not split or grouped (read ``plan_files()``)."""
+        raise UnsupportedFeatureError(
+            "a changelog scan plans no task groups: read its tasks from plan_files()"
+        )
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    def to_batches(self, *, batch_size: int | None = None) -> Iterator[pa.RecordBatch]:
+        """Stream the changed rows as Arrow record batches, in change ordinal order. Memory
+        stays bounded by a batch; with ``remove_carryovers()`` or ``compute_updates()``, by the
+        changes of one commit."""
+        table_schema = self._table_schema()
+        output_schema = self.arrow_schema()
+        needed = referenced_columns(self.row_filter, table_schema, case_sensitive=self.is_case_sensitive)
+        whole_rows = self.carryovers_removed or self.update_columns is not None
+        columns = ["*"] if whole_rows else _union(self.selected, needed)
+        read_schema = table_schema.select(*columns, case_sensitive=self.is_case_sensitive)
+        batches = read_changelog(
+            self.table.io(),
+            self.table.metadata,
+            self.plan_files(),
+            read_schema,
+            case_sensitive=self.is_case_sensitive,
+            batch_size=batch_size,
+        )
+        if whole_rows:
+            batches = self._per_commit(batches, read_schema, batch_size)
+        for batch in batches:
+            yield batch if batch.schema == output_schema else _project_batch(batch, output_schema)
+
+    def _per_commit(
+        self, batches: Iterator[pa.RecordBatch], read_schema: Schema, batch_size: int | None
+    ) -> Iterator[pa.RecordBatch]:
+        """The batches of each commit together, carry-overs removed and updates computed."""
+        data_columns = [f.name for f in read_schema.fields]
+        schema = changelog_arrow_schema(read_schema)
+        identifier = None
+        if self.update_columns is not None:
+            identifier = {}
+            for name in self.update_columns:
+                field = read_schema.field(name, case_sensitive=self.is_case_sensitive)
+                identifier[name] = index_path(read_schema, field.field_id)
+        for _, group in itertools.groupby(batches, key=_ordinal):
+            changes = remove_carryovers(pa.Table.from_batches(list(group), schema=schema), data_columns)
+            if identifier is not None:
+                changes = compute_updates(changes, identifier)
+            yield from changes.to_batches(max_chunksize=batch_size)
+
+    def to_arrow(self) -> pa.Table:
+        """All changed rows as one Arrow table."""
+        return pa.Table.from_batches(list(self.to_batches()), schema=self.arrow_schema())
+
+    def count(self) -> int:
+        """The number of changed rows."""
+        return sum(batch.num_rows for batch in self.to_batches())
+
+
+def _ordinal(batch: pa.RecordBatch) -> int:
+    value: int = batch.column(CHANGE_ORDINAL)[0].as_py()
+    return value
 
 
 def _project_batch(batch: pa.RecordBatch, output_schema: pa.Schema) -> pa.RecordBatch:

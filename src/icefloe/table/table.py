@@ -33,11 +33,12 @@ from icefloe.table.rewrite_files import RewriteFiles
 from icefloe.table.rewrite_manifests import RewriteManifests
 from icefloe.table.row_conveniences import RowConveniences
 from icefloe.table.row_delta import RowDelta
-from icefloe.table.scan import BatchScan, IncrementalAppendScan, TableScan
+from icefloe.table.scan import BatchScan, IncrementalAppendScan, IncrementalChangelogScan, TableScan
 from icefloe.table.transaction import Transaction
 from icefloe.table.update_location import UpdateLocation
 from icefloe.table.update_properties import UpdateProperties
 from icefloe.table.update_schema import UpdateSchema
+from icefloe.table.update_spec import UpdateSpec
 from icefloe.table.update_statistics import UpdatePartitionStatistics, UpdateStatistics
 
 if TYPE_CHECKING:
@@ -194,6 +195,11 @@ class Table(RowConveniences):
         see IncrementalAppendScan)."""
         return IncrementalAppendScan(self)
 
+    def new_incremental_changelog_scan(self) -> IncrementalChangelogScan:
+        """The rows inserted and deleted by each snapshot between two snapshots (Java's
+        ``newIncrementalChangelogScan()``; see IncrementalChangelogScan)."""
+        return IncrementalChangelogScan(self)
+
     def scan(self, **options: Any) -> TableScan:
         """Shortcut: ``table.scan(filter=..., columns=[...], snapshot_id=...)``."""
         scan = TableScan(self)
@@ -232,6 +238,10 @@ class Table(RowConveniences):
 
     def update_schema(self) -> UpdateSchema:
         return UpdateSchema(self._autocommit(), autocommit=True)
+
+    def update_spec(self) -> UpdateSpec:
+        """Evolve the partition spec (``table/update_spec.py``)."""
+        return UpdateSpec(self._autocommit(), autocommit=True)
 
     def replace_sort_order(self) -> ReplaceSortOrder:
         return ReplaceSortOrder(self._autocommit(), autocommit=True)

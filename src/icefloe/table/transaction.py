@@ -52,6 +52,7 @@ from icefloe.table.row_delta import RowDelta
 from icefloe.table.update_location import UpdateLocation
 from icefloe.table.update_properties import UpdateProperties
 from icefloe.table.update_schema import UpdateSchema
+from icefloe.table.update_spec import UpdateSpec
 from icefloe.table.update_statistics import UpdatePartitionStatistics, UpdateStatistics
 
 if TYPE_CHECKING:
@@ -133,6 +134,10 @@ class Transaction(RowConveniences):
 
     def update_schema(self) -> UpdateSchema:
         return UpdateSchema(self, autocommit=False)
+
+    def update_spec(self) -> UpdateSpec:
+        """Evolve the partition spec (``table/update_spec.py``)."""
+        return UpdateSpec(self, autocommit=False)
 
     def replace_sort_order(self) -> ReplaceSortOrder:
         return ReplaceSortOrder(self, autocommit=False)
