@@ -581,6 +581,46 @@ def row_delta_concurrent_dv_for_other_file(catalog: Catalog) -> Any:
 # ---- TestRewriteFiles ---------------------------------------------------------------------
 
 
+@scenario("Found concurrently added DV for /path/to/data-1.parquet")
+def rewrite_deletes_into_dv_with_concurrent_dv_for_same_file(catalog: Catalog) -> Any:
+    # Position deletes of a table upgraded to v3, rewritten as a deletion vector, while another
+    # writer adds a DV for the same data file: two DVs for one file would lose deletes.
+    t = make_table(catalog, 2)
+    f1 = data_file(t, "1", DAY_1)
+    append(t, f1)
+    p1 = position_deletes(t, "p1", DAY_1, f1)
+    add_deletes(t, p1)
+    t.update_properties().set("format-version", "3").commit()
+    base = current(t)
+    writer = _stale(catalog, t)
+    add_deletes(t, deletion_vector(t, "a", f1))
+    return (
+        writer.new_rewrite()
+        .delete_file(p1)
+        .add_file(deletion_vector(writer, "b", f1))
+        .validate_from_snapshot(base.snapshot_id)
+    )
+
+
+@scenario(OK)
+def rewrite_deletes_into_dv_with_concurrent_dv_for_other_file(catalog: Catalog) -> Any:
+    t = make_table(catalog, 2)
+    f1, f2 = data_file(t, "1", DAY_1), data_file(t, "2", DAY_2)
+    append(t, f1, f2)
+    p1 = position_deletes(t, "p1", DAY_1, f1)
+    add_deletes(t, p1)
+    t.update_properties().set("format-version", "3").commit()
+    base = current(t)
+    writer = _stale(catalog, t)
+    add_deletes(t, deletion_vector(t, "a", f2))
+    return (
+        writer.new_rewrite()
+        .delete_file(p1)
+        .add_file(deletion_vector(writer, "b", f1))
+        .validate_from_snapshot(base.snapshot_id)
+    )
+
+
 @scenario("Missing required files to delete")
 def rewrite_file_removed_concurrently(catalog: Catalog) -> Any:
     t = make_table(catalog, 2)

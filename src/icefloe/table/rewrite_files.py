@@ -12,7 +12,8 @@ rewritten position delete must keep applying to the data files its input applied
 
 Validation (every attempt): no delete file committed since ``validate_from_snapshot``
 applies to a replaced data file (its deleted rows would come back); equality deletes are
-ignored when the rewrite keeps the old data sequence number, since they still apply.
+ignored when the rewrite keeps the old data sequence number, since they still apply. A
+rewrite that adds deletion vectors fails if a DV for the same data file was committed since.
 """
 
 from __future__ import annotations
@@ -105,3 +106,13 @@ class RewriteFiles(MergingSnapshotProducer):
                 None,
                 ignore_equality_deletes=self._new_data_sequence_number is not None,
             )
+        # v3: a rewrite that writes deletion vectors (e.g. position deletes turned into DVs)
+        # must not race a commit that added a DV for the same data file: readers take one DV
+        # per data file, so the other one's deletes would be silently lost.
+        dv_targets = [
+            f.referenced_data_file
+            for f, _ in self._added_deletes.values()
+            if f.is_deletion_vector and f.referenced_data_file
+        ]
+        if dv_targets:
+            self._conflicts(base, parent).added_dvs(dv_targets, None)
