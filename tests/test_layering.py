@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "spark": 7,
     "cli": 7,
     "rest": 7,
+    "_demo": TOP,  # the main job's parts (icefloe.demo is its entry point)
 }
 # (importer, imported) pairs on one layer that are allowed: errors is the floor of L0.
 ALLOWED_SIBLINGS = {("_util", "errors")}

@@ -18,6 +18,7 @@ their offsets (which index the unsliced child array) and validity; structs keep 
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -374,7 +375,7 @@ def _project(
     if array.type.equals(target_field.type, check_metadata=True) and not (
         rules.check_nulls and target_type.is_nested
     ):
-        return array
+        return fill_hidden_nulls(array) if target_type.is_nested else array
     if pa.types.is_null(array.type):
         if target.required and rules.check_nulls and len(array):
             raise ValidationError(f"required column '{path}' has {len(array)} null value(s)")
@@ -395,6 +396,10 @@ def _project(
         )
         if not target_fields:
             return pa.array([{}] * len(array), type=arrow_type, mask=_null_mask(array))
+        projected = [
+            _without_nulls(child) if not f.nullable and child.null_count else child
+            for child, f in zip(projected, target_fields, strict=True)
+        ]
         return pa.StructArray.from_arrays(projected, fields=target_fields, mask=_null_mask(array))
 
     if isinstance(target_type, ListType):
@@ -446,6 +451,78 @@ def _project(
         )
 
     return _cast_primitive(array, target_type, target_field.type, rules, path)
+
+
+def fill_hidden_nulls(array: pa.Array) -> pa.Array:
+    """``array`` without a null slot in any non-nullable nested field (the same object when it
+    has none).
+
+    Under a null struct, Arrow marks a required child null too (``flatten()``, Parquet readers),
+    though nothing is there; Parquet writers refuse any null in a non-nullable field, so such a
+    batch could not be written again. Those slots get placeholder values (zero, empty), which
+    the null parent hides from every reader.
+    """
+    t = array.type
+    if array.null_count == 0 and not t.num_fields:
+        return array
+    if pa.types.is_struct(t):
+        children = [array.field(i) for i in range(t.num_fields)]
+        fixed = [_fill_child(child, t.field(i)) for i, child in enumerate(children)]
+        if all(new is old for new, old in zip(fixed, children, strict=True)):
+            return array
+        return pa.StructArray.from_arrays(fixed, fields=list(t), mask=_null_mask(array))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        values = _fill_child(array.values, t.value_field)
+        if values is array.values:
+            return array
+        return type(array).from_arrays(array.offsets, values, type=t, mask=_null_mask(array))
+    if pa.types.is_map(t):
+        keys, items = array.keys, array.items
+        new_items = _fill_child(items, t.item_field)
+        if new_items is items:
+            return array
+        return pa.MapArray.from_arrays(array.offsets, keys, new_items, type=t, mask=_null_mask(array))
+    return array
+
+
+def _fill_child(child: pa.Array, field: pa.Field) -> pa.Array:
+    child = fill_hidden_nulls(child)
+    return _without_nulls(child) if not field.nullable and child.null_count else child
+
+
+def _without_nulls(array: pa.Array) -> pa.Array:
+    """``array`` with placeholders in its null slots (only ever slots a null parent hides)."""
+    t = array.type
+    if isinstance(t, pa.ExtensionType):
+        return pa.ExtensionArray.from_storage(t, _without_nulls(array.storage))
+    if pa.types.is_struct(t):
+        children = [fill_hidden_nulls(array.field(i)) for i in range(t.num_fields)]
+        children = [_without_nulls(c) if not f.nullable and c.null_count else c for c, f in zip(children, t)]
+        return pa.StructArray.from_arrays(children, fields=list(t))
+    if pa.types.is_map(t):
+        offsets, entries, _ = _list_parts(array)  # null entries become empty
+        return pa.MapArray.from_arrays(offsets.cast(pa.int32()), entries.field(0), entries.field(1), type=t)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        offsets, values, _ = _list_parts(array)
+        offset_type = pa.int64() if pa.types.is_large_list(t) else pa.int32()
+        return type(array).from_arrays(offsets.cast(offset_type), values, type=t)
+    return pc.fill_null(array, _placeholder(t))
+
+
+def _placeholder(t: pa.DataType) -> pa.Scalar:
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        value: Any = ""
+    elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        value = b""
+    elif pa.types.is_fixed_size_binary(t):
+        value = bytes(t.byte_width)
+    elif pa.types.is_boolean(t):
+        value = False
+    elif pa.types.is_decimal(t):
+        value = decimal.Decimal(0)
+    else:
+        value = 0
+    return pa.scalar(value, type=t)
 
 
 def _int32_offsets(offsets: pa.Array, rules: Rules, path: str) -> pa.Array:

@@ -303,36 +303,12 @@ class Schema:
 
     def find_column_name(self, field_id: int) -> str | None:
         """The full dotted name of the field with this id (canonical form), or None."""
-        for name, fid in self._name_index().items():
-            if fid == field_id and self._is_canonical(name):
-                return name
-        return None
-
-    def _is_canonical(self, name: str) -> bool:
-        # A canonical name resolves through real path segments; short aliases skip "element"/"value".
-        parts = name.split(".")
-        current: IcebergType = self.as_struct()
-        for part in parts:
-            if isinstance(current, StructType):
-                child = current.field_by_name(part)
-                if child is None:
-                    return False
-                current = child.field_type
-            elif isinstance(current, ListType) and part == "element":
-                current = current.element_type
-            elif isinstance(current, MapType) and part in ("key", "value"):
-                current = current.key_type if part == "key" else current.value_type
-            else:
-                return False
-        return True
+        return self.id_to_name().get(field_id)
 
     def id_to_name(self) -> dict[int, str]:
-        """Canonical full names by field id."""
-        result: dict[int, str] = {}
-        for name, fid in self._name_index().items():
-            if fid not in result and self._is_canonical(name):
-                result[fid] = name
-        return result
+        """Canonical full names by field id: the names on the path, joined with dots (a name
+        that itself contains a dot stays as it is, as in Java)."""
+        return {field.field_id: ".".join(path) for path, field, _ in _walk_fields(self.as_struct())}
 
     @property
     def column_names(self) -> list[str]:

@@ -1,14 +1,16 @@
 """The pending changes of one schema update, and how they turn a schema into the next one.
 
 ``SchemaChanges`` is the bookkeeping of Java's ``SchemaUpdate``: deleted field ids, updated
-fields by id (renames, type promotions, docs, nullability, defaults), added fields in order,
-the next field id. Each change method runs Java's call-time checks against the schema the
-update started from and records the change; :meth:`SchemaChanges.apply` builds the new schema
-and runs the checks Java runs in ``apply()``.
+fields by id (renames, type promotions, docs, nullability, defaults), added field ids by parent,
+moves by parent struct, the identifier fields, the next field id. Each change method runs
+Java's call-time checks against the schema the update started from and records the change;
+:meth:`SchemaChanges.apply` builds the new schema (:mod:`icefloe.table._schema_apply`) and runs
+the checks Java runs in ``apply()``.
 
-Names given to the change methods refer to the base schema's columns (as in Java): after
-``rename_column("a", "b")``, ``update_column("a", ...)`` still means that column. Only
-top-level columns can change here; nested fields raise UnsupportedFeatureError.
+Names given to the change methods are full dotted names of the base schema's fields
+(``"point.x"``; list elements and map values also by the short forms ``"points.x"``,
+``"locations.lat"``), as in Java: after ``rename_column("a", "b")``, ``update_column("a", ...)``
+still means that column. Columns added in this update are found by their full new name.
 
 This module is private to :mod:`icefloe.table.update_schema`, which replays the recorded
 changes on fresh metadata when a commit is retried.
@@ -17,119 +19,36 @@ changes on fresh metadata when a commit is retried.
 from __future__ import annotations
 
 import dataclasses
-import math
+from collections.abc import Iterable
 from typing import Any
 
-from icefloe.errors import InvalidFilterError, UnsupportedFeatureError, ValidationError
-from icefloe.expressions.literals import Inexact, literal
-from icefloe.spec.conversions import MICROS_PER_DAY, NANOS_PER_DAY
-from icefloe.spec.schema import Schema, assign_fresh_ids
+from icefloe.errors import ValidationError
+from icefloe.spec.schema import Schema, assign_fresh_ids, index_by_id, index_parents
 from icefloe.spec.table_metadata import TableMetadata
-from icefloe.spec.transforms import DayTransform, MonthTransform, VoidTransform, YearTransform
 from icefloe.spec.types import (
     DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
     IcebergType,
-    IntegerType,
-    LongType,
+    ListType,
+    MapType,
     NestedField,
     PrimitiveType,
     StructType,
-    TimestampNanoType,
-    TimestampType,
     UnknownType,
-    VariantType,
     to_type,
 )
+from icefloe.table._schema_apply import TABLE_ROOT_ID, Move, MoveKind, apply_changes, check_unique_names
+from icefloe.table._schema_rules import (
+    DATE_PROMOTION_SAFE_TRANSFORMS,
+    DEFAULT_VALUES_MIN_FORMAT_VERSION,
+    check_doc,
+    check_name,
+    convert_default,
+    is_promotion_allowed,
+    promote_default,
+    validate_identifier_field,
+)
 
-__all__ = ["DEFAULT_VALUES_MIN_FORMAT_VERSION", "SchemaChanges", "is_promotion_allowed"]
-
-#: The first format version whose fields may carry non-null initial / write defaults.
-DEFAULT_VALUES_MIN_FORMAT_VERSION = 3
-#: The first format version with the v3 promotions (``unknown`` to any type, ``date`` to timestamps).
-V3_PROMOTIONS_MIN_FORMAT_VERSION = 3
-# Transforms whose value is the same for a date and for the timestamp at the start of that day
-# (spec "Schema Evolution": promotion must not change the partition values of existing files).
-_DATE_PROMOTION_SAFE_TRANSFORMS = (YearTransform, MonthTransform, DayTransform, VoidTransform)
-
-
-def is_promotion_allowed(source: IcebergType, target: IcebergType, format_version: int) -> bool:
-    """Whether a column of type ``source`` may become ``target`` (spec "Schema Evolution").
-
-    v1 and v2: ``int`` -> ``long``, ``float`` -> ``double``, ``decimal(P, S)`` -> ``decimal(P', S)``
-    with ``P' >= P``. v3 adds ``unknown`` -> any primitive type and ``date`` -> ``timestamp`` /
-    ``timestamp_ns`` (never to the ``tz`` kinds).
-    """
-    if source == target:
-        return True
-    if isinstance(source, IntegerType):
-        return isinstance(target, LongType)
-    if isinstance(source, FloatType):
-        return isinstance(target, DoubleType)
-    if isinstance(source, DecimalType):
-        return (
-            isinstance(target, DecimalType)
-            and target.scale == source.scale
-            and target.precision >= source.precision
-        )
-    if format_version >= V3_PROMOTIONS_MIN_FORMAT_VERSION:
-        if isinstance(source, UnknownType):
-            return isinstance(target, PrimitiveType)
-        if isinstance(source, DateType):
-            return isinstance(target, (TimestampType, TimestampNanoType))
-    return False
-
-
-def convert_default(column: str, field_type: IcebergType, value: Any) -> Any:
-    """``value`` as a default of a ``field_type`` column, in icefloe's value representation.
-
-    Accepts what filters accept: the representation itself, ISO text for dates and times,
-    ``datetime`` objects, numbers for any numeric type when the conversion is exact.
-
-    Raises:
-        ValidationError: naming the column, when the value does not fit the type exactly, or
-            the type cannot have a non-null default (``unknown``, ``variant``, nested types).
-    """
-    if value is None:
-        return None
-    if isinstance(field_type, (UnknownType, VariantType)):
-        raise ValidationError(f"column '{column}': a column of type {field_type} must default to null")
-    if not isinstance(field_type, PrimitiveType):
-        raise UnsupportedFeatureError(
-            f"column '{column}': default values of {field_type} columns are not supported; "
-            "set defaults on primitive columns"
-        )
-    if (
-        isinstance(field_type, (FloatType, DoubleType))
-        and isinstance(value, float)
-        and not math.isfinite(value)
-    ):
-        return value  # NaN and infinities are values of the type, but never filter literals
-    try:
-        converted = literal(value).to(field_type)
-    except InvalidFilterError as e:
-        raise ValidationError(
-            f"column '{column}': invalid default value {value!r} for type {field_type}"
-        ) from e
-    if isinstance(converted, Inexact):
-        raise ValidationError(
-            f"column '{column}': default value {value!r} is not exactly representable as {field_type}"
-        )
-    if isinstance(field_type, FixedType) and len(converted) != field_type.length:
-        raise ValidationError(
-            f"column '{column}': default value has {len(converted)} bytes, {field_type} needs {field_type.length}"
-        )
-    return converted
-
-
-def _promote_default(value: Any, source: IcebergType, target: IcebergType) -> Any:
-    """A default of a ``source`` column as a value of the promoted ``target`` type."""
-    if value is None or not isinstance(source, DateType):
-        return value  # int -> long, float -> double, decimal widening keep their values
-    return value * (NANOS_PER_DAY if isinstance(target, TimestampNanoType) else MICROS_PER_DAY)
+__all__ = ["DEFAULT_VALUES_MIN_FORMAT_VERSION", "TABLE_ROOT_ID", "SchemaChanges", "is_promotion_allowed"]
 
 
 class SchemaChanges:
@@ -147,10 +66,22 @@ class SchemaChanges:
         self.last_column_id = base.last_column_id
         self.deletes: list[int] = []
         self.updates: dict[int, NestedField] = {}
-        self.added_ids: list[int] = []
+        self.parent_to_added: dict[int, list[int]] = {}
         self.added_name_to_id: dict[str, int] = {}
+        self.moves: dict[int, list[Move]] = {}
         self.allow_incompatible = False
         self.is_case_sensitive = True
+        self._by_id = index_by_id(self.schema)
+        # Parents of the base fields and of the fields added here (for moves and checks).
+        self._id_to_parent: dict[int, int] = index_parents(self.schema)
+        # Identifier fields: ids (the base schema's, or names pinned by a rename) or names
+        # given to set_identifier_fields, resolved in the new schema as Java does.
+        self._identifiers: list[int | str] = list(self.schema.identifier_field_ids)
+
+    @property
+    def added_ids(self) -> list[int]:
+        """Ids of the fields added in this update (top-level and nested), in order."""
+        return [i for ids in self.parent_to_added.values() for i in ids]
 
     # ---- flags -------------------------------------------------------------------------------
 
@@ -164,68 +95,148 @@ class SchemaChanges:
 
     # ---- adding ------------------------------------------------------------------------------
 
-    def add_column(
-        self, name: str, field_type: IcebergType | str, doc: str | None, default: Any, *, required: bool
-    ) -> None:
-        _check_name(name, "column name")
-        if "." in name:
-            raise UnsupportedFeatureError(
-                f"cannot add column with ambiguous name '{name}': '.' separates nested names, and "
-                "adding nested columns (or top-level names containing '.') is not supported yet"
+    def split_add_name(self, name: str | tuple[str, ...], parent: str | None) -> tuple[str | None, str]:
+        """The (parent, field name) an ``add_column`` call means.
+
+        With ``parent`` the name is taken literally (as Java's ``addColumn(parent, name, ...)``).
+        A tuple is a path: its last element is the new name, the others name the parent. A
+        string with ``.`` is split at its last dot (as Spark's ``ADD COLUMN point.z``); the
+        part before must name a struct (or a list or map of structs) of the table.
+        """
+        if parent is not None:
+            check_name(parent, "parent column name")
+            return parent, name if isinstance(name, str) else ".".join(name)
+        if isinstance(name, tuple):
+            if not name or not all(isinstance(part, str) and part for part in name):
+                raise ValidationError(f"column path must be non-empty strings, not {name!r}")
+            return (".".join(name[:-1]) or None), name[-1]
+        check_name(name, "column name")
+        if "." not in name:
+            return None, name
+        prefix, leaf = name.rsplit(".", 1)
+        if self._find(prefix) is None:
+            raise ValidationError(
+                f"cannot add column '{name}': no parent column '{prefix}' (to add a top-level column "
+                f"whose name contains '.', pass the name as a tuple: ('{name}',))"
             )
-        _check_doc(doc)
+        return prefix, leaf
+
+    def add_column(
+        self,
+        parent: str | None,
+        name: str,
+        field_type: IcebergType | str,
+        doc: str | None,
+        default: Any,
+        *,
+        required: bool,
+    ) -> None:
+        check_name(name, "column name")
+        check_doc(doc)
         resolved = to_type(field_type)
-        existing = self._find(name)
-        if existing is not None and existing.field_id not in self.deletes:
-            raise ValidationError(f"cannot add column '{name}': the name already exists")
-        if self._key(name) in self.added_name_to_id:
-            raise ValidationError(f"cannot add column '{name}': it is already added in this update")
+        parent_id = TABLE_ROOT_ID
+        if parent is not None:
+            parent_id = self._parent_struct_id(parent)
+            current = self._find(f"{parent}.{name}")
+            if current is not None and current.field_id not in self.deletes:
+                raise ValidationError(f"cannot add column, name already exists: {parent}.{name}")
+            full_name = f"{self.schema.find_column_name(parent_id)}.{name}"
+        else:
+            current = self._find(name)
+            if current is not None and current.field_id not in self.deletes:
+                raise ValidationError(f"cannot add column '{name}': the name already exists")
+            full_name = name
+        # Java finds added fields by their full name ("points.element.z"); the name as given
+        # ("points.z") finds them too, as existing fields are found by their short names.
+        aliases = {self._key(full_name), self._key(name if parent is None else f"{parent}.{name}")}
+        if any(alias in self.added_name_to_id for alias in aliases):
+            raise ValidationError(f"cannot add column '{full_name}': it is already added in this update")
         minimum = getattr(resolved, "min_format_version", 1)
         if minimum > self.format_version:
             raise ValidationError(
-                f"cannot add column '{name}': type {resolved} needs format-version {minimum} "
+                f"cannot add column '{full_name}': type {resolved} needs format-version {minimum} "
                 f"(the table is v{self.format_version})"
             )
         if required and default is None and not self.allow_incompatible:
             raise ValidationError(
-                f"incompatible change: cannot add required column without a default value: {name} "
+                f"incompatible change: cannot add required column without a default value: {full_name} "
                 "(pass default=..., or call allow_incompatible_changes() first)"
             )
         if isinstance(resolved, UnknownType) and required:
-            raise ValidationError(f"cannot add column '{name}': a column of type unknown must be optional")
-        value = convert_default(name, resolved, default)
+            raise ValidationError(
+                f"cannot add column '{full_name}': a column of type unknown must be optional"
+            )
+        value = convert_default(full_name, resolved, default)
         if value is not None and self.format_version < DEFAULT_VALUES_MIN_FORMAT_VERSION:
             raise ValidationError(
-                f"cannot add column '{name}' with a default value: default values need format-version "
+                f"cannot add column '{full_name}' with a default value: default values need format-version "
                 f"{DEFAULT_VALUES_MIN_FORMAT_VERSION} (the table is v{self.format_version})"
             )
         # As Java: the new column takes the next id, then its nested fields (fresh ids).
         template = StructType(NestedField(0, name, resolved, required, doc, value, value))
         field = assign_fresh_ids(template, self._next_id).fields[0]
         self.updates[field.field_id] = field
-        self.added_ids.append(field.field_id)
-        self.added_name_to_id[self._key(name)] = field.field_id
+        self.parent_to_added.setdefault(parent_id, []).append(field.field_id)
+        for alias in aliases:
+            self.added_name_to_id[alias] = field.field_id
+        if parent_id != TABLE_ROOT_ID:
+            self._id_to_parent[field.field_id] = parent_id
+
+    def _parent_struct_id(self, parent: str) -> int:
+        """The id of the field whose struct type ``parent`` names (a struct column, or the
+        element of a list / value of a map of structs), checked as Java does."""
+        parent_field = self._find(parent)
+        if parent_field is None:
+            raise ValidationError(f"cannot find parent struct: {parent}")
+        parent_type = parent_field.field_type
+        if isinstance(parent_type, MapType):
+            parent_field = parent_type.value_field  # fields are added to the map's value struct
+        elif isinstance(parent_type, ListType):
+            parent_field = parent_type.element_field  # ... and to the list's element struct
+        if not isinstance(parent_field.field_type, StructType):
+            raise ValidationError(f"cannot add to non-struct column: {parent}: {parent_field.field_type}")
+        parent_id = parent_field.field_id
+        deleted = next((i for i in (parent_id, *self._ancestors(parent_id)) if i in self.deletes), None)
+        if deleted is not None:
+            raise ValidationError(f"cannot add to a column that will be deleted: {parent}")
+        if self._map_key_of(parent_id) is not None:
+            raise ValidationError(f"cannot add fields to map keys: {parent}")
+        return parent_id
 
     # ---- changing existing columns -------------------------------------------------------------
 
     def delete_column(self, name: str) -> None:
-        field = self._find_top_level(name, "delete")
+        field = self._find(name)
         if field is None:
             raise ValidationError(f"cannot delete missing column: {name}")
-        if field.field_id in self.updates:
+        field_id = field.field_id
+        if any(p == field_id or field_id in self._ancestors(p) for p in self.parent_to_added):
+            raise ValidationError(f"cannot delete a column that has additions: {name}")
+        if field_id in self.updates:
             raise ValidationError(f"cannot delete a column that has updates: {name}")
-        if field.field_id not in self.deletes:
-            self.deletes.append(field.field_id)
+        self._check_not_collection_part(field_id, name, "delete")
+        if field_id not in self.deletes:
+            self.deletes.append(field_id)
 
     def rename_column(self, name: str, new_name: str) -> None:
-        _check_name(new_name, "new column name")
-        field = self._find_top_level(name, "rename")
+        check_name(new_name, "new column name")
+        field = self._find(name)
         if field is None:
             raise ValidationError(f"cannot rename missing column: {name}")
         if field.field_id in self.deletes:
             raise ValidationError(f"cannot rename a column that will be deleted: {field.name}")
+        self._check_not_collection_part(field.field_id, name, "rename", element_and_value=True)
         current = self.updates.get(field.field_id, field)
         self.updates[field.field_id] = dataclasses.replace(current, name=new_name)
+        # As Java: an identifier field named by its old name stays an identifier field. Names
+        # inside the renamed field are pinned to their ids too (Java would lose them).
+        for i, entry in enumerate(self._identifiers):
+            if isinstance(entry, str):
+                target = self._find(entry)
+                if target is not None and (
+                    target.field_id == field.field_id or field.field_id in self._ancestors(target.field_id)
+                ):
+                    self._identifiers[i] = target.field_id
 
     def update_column(self, name: str, new_type: IcebergType | str) -> None:
         field = self._find_for_update(name, "update")
@@ -246,12 +257,12 @@ class SchemaChanges:
         self.updates[field.field_id] = dataclasses.replace(
             field,
             field_type=target,
-            initial_default=_promote_default(field.initial_default, field.field_type, target),
-            write_default=_promote_default(field.write_default, field.field_type, target),
+            initial_default=promote_default(field.initial_default, field.field_type, target),
+            write_default=promote_default(field.write_default, field.field_type, target),
         )
 
     def update_column_doc(self, name: str, doc: str | None) -> None:
-        _check_doc(doc)
+        check_doc(doc)
         field = self._find_for_update(name, "update")
         if field.doc == doc:
             return
@@ -284,47 +295,115 @@ class SchemaChanges:
             raise ValidationError(f"cannot update a column that will be deleted: {field.name}")
         self.updates[field.field_id] = dataclasses.replace(field, required=required)
 
+    # ---- moves -------------------------------------------------------------------------------
+
+    def move(self, name: str, kind: MoveKind, reference: str | None = None) -> None:
+        """Java's ``moveFirst`` / ``moveBefore`` / ``moveAfter``: within the field's struct."""
+        field_id = self._find_for_move(name)
+        if field_id is None:
+            raise ValidationError(f"cannot move missing column: {name}")
+        reference_id = None
+        if reference is not None:
+            reference_id = self._find_for_move(reference)
+            if reference_id is None:
+                raise ValidationError(f"cannot move {name} {kind.value} missing column: {reference}")
+            if reference_id == field_id:
+                raise ValidationError(f"cannot move {name} {kind.value} itself")
+        for what, fid in (("column", field_id), ("reference column", reference_id)):
+            if fid is not None and fid in self.deletes:
+                raise ValidationError(f"cannot move {name}: the {what} will be deleted")
+        parent_id = self._id_to_parent.get(field_id)
+        if parent_id is not None:
+            parent_type = self._by_id[parent_id].field_type
+            if not isinstance(parent_type, StructType):
+                raise ValidationError(f"cannot move fields in non-struct type: {parent_type}")
+        if reference_id is not None and self._id_to_parent.get(reference_id) != parent_id:
+            raise ValidationError(f"cannot move field {name} to a different struct")
+        key = TABLE_ROOT_ID if parent_id is None else parent_id
+        self.moves.setdefault(key, []).append(Move(field_id, kind, reference_id))
+
+    # ---- identifier fields -------------------------------------------------------------------
+
+    def set_identifier_fields(self, names: Iterable[str]) -> None:
+        """Replace the identifier fields by these full names of the new schema (as Java,
+        resolved when the schema is built, so columns added in this update may be named)."""
+        entries: list[int | str] = []
+        for name in names:
+            check_name(name, "identifier field name")
+            if name not in entries:
+                entries.append(name)
+        self._identifiers = entries
+
     # ---- the result --------------------------------------------------------------------------
 
     def apply(self) -> Schema:
         """The new schema (schema id 0: the metadata builder assigns the real one).
 
         Raises:
-            ValidationError: an identifier field is deleted or no longer qualifies, or two
-                columns would share a name.
+            ValidationError: an identifier field (or a struct holding one) is deleted, an
+                identifier field is missing or does not qualify, a change Java refuses when
+                applying, or two fields of a struct would share a name.
         """
-        for field_id in self.schema.identifier_field_ids:
-            if field_id in self.deletes:
-                raise ValidationError(
-                    f"cannot delete identifier field {self.schema.find_column_name(field_id)} "
-                    f"(id {field_id}); changing identifier fields is not supported yet"
-                )
-        fields: list[NestedField] = []
-        for field in self.schema.fields:
-            if field.field_id in self.deletes:
-                continue
-            fields.append(self.updates.get(field.field_id, field))
-        fields.extend(self.updates[i] for i in self.added_ids)
-        seen: set[str] = set()
-        for field in fields:
-            if field.name in seen:
-                raise ValidationError(f"invalid schema change: two columns would be named '{field.name}'")
-            seen.add(field.name)
-        new_schema = Schema(*fields, identifier_field_ids=self.schema.identifier_field_ids)
-        for field_id in new_schema.identifier_field_ids:
-            _validate_identifier_field(new_schema.field(field_id))
-        return new_schema
+        self._check_identifier_deletes()
+        struct = apply_changes(
+            self.schema.as_struct(), self.deletes, self.updates, self.parent_to_added, self.moves
+        )
+        check_unique_names(struct)
+        lookup = Schema(*struct.fields)
+        by_id = index_by_id(struct)
+        parents = index_parents(struct)
+        identifier_ids: list[int] = []
+        for entry in self._identifiers:
+            if isinstance(entry, int):
+                field_id, label = entry, self.schema.find_column_name(entry) or str(entry)
+            else:
+                found = lookup.find_field(entry, self.is_case_sensitive)
+                if found is None:
+                    raise ValidationError(
+                        f"cannot add field {entry} as an identifier field: not found in current schema "
+                        "or added columns"
+                    )
+                field_id, label = found.field_id, entry
+            validate_identifier_field(label, by_id[field_id], by_id, parents)
+            if field_id not in identifier_ids:
+                identifier_ids.append(field_id)
+        return Schema(*struct.fields, identifier_field_ids=identifier_ids)
 
-    def renamed_columns(self) -> dict[str, str]:
-        """Old name -> new name of the existing columns this update renames."""
+    def _check_identifier_deletes(self) -> None:
+        """Java: an identifier field of the update (named, or kept from the base schema) must
+        not be deleted, directly or with a struct that holds it."""
+        for entry in self._identifiers:
+            field = self.schema.find_field(entry, self.is_case_sensitive)
+            if field is None:
+                continue
+            name = self.schema.find_column_name(field.field_id)
+            if field.field_id in self.deletes:
+                raise ValidationError(
+                    f"cannot delete identifier field {name} (id {field.field_id}). To force deletion, "
+                    "also call set_identifier_fields to update identifier fields."
+                )
+            for parent_id in self._ancestors(field.field_id):
+                if parent_id in self.deletes:
+                    raise ValidationError(
+                        f"cannot delete field {self.schema.find_column_name(parent_id)} as it will delete "
+                        f"nested identifier field {name}"
+                    )
+
+    def renamed_columns(self, new_schema: Schema) -> dict[str, str]:
+        """Old full name -> new full name of the existing fields this update renames (Java:
+        the updated fields whose full name changed)."""
+        old_names, new_names = self.schema.id_to_name(), new_schema.id_to_name()
+        added = set(self.added_ids)
         return {
-            self.schema.field(field_id).name: update.name
-            for field_id, update in self.updates.items()
-            if field_id not in self.added_ids and self.schema.field(field_id).name != update.name
+            old_names[field_id]: new_names[field_id]
+            for field_id in self.updates
+            if field_id not in added
+            and field_id in new_names
+            and old_names.get(field_id, new_names[field_id]) != new_names[field_id]
         }
 
     def deleted_columns(self) -> list[str]:
-        return [self.schema.field(field_id).name for field_id in self.deletes]
+        return [name for i in self.deletes if (name := self.schema.find_column_name(i)) is not None]
 
     # ---- lookups -----------------------------------------------------------------------------
 
@@ -340,21 +419,48 @@ class SchemaChanges:
             raise ValidationError(f"column name must be a string, not {name!r}")
         return self.schema.find_field(name, self.is_case_sensitive)
 
-    def _find_top_level(self, name: str, verb: str) -> NestedField | None:
-        field = self._find(name)
-        if field is not None and self.schema.as_struct().field(field.field_id) is None:
-            raise UnsupportedFeatureError(
-                f"cannot {verb} nested field '{name}': changing nested fields is not supported yet "
-                "(only top-level columns)"
-            )
-        return field
+    def _ancestors(self, field_id: int) -> list[int]:
+        result = []
+        parent = self._id_to_parent.get(field_id)
+        while parent is not None:
+            result.append(parent)
+            parent = self._id_to_parent.get(parent)
+        return result
+
+    def _map_key_of(self, field_id: int) -> NestedField | None:
+        """The map column whose key is, or holds, this field; None when it is no map key."""
+        child = field_id
+        for parent_id in self._ancestors(field_id):
+            parent_type = self._by_id[parent_id].field_type
+            if isinstance(parent_type, MapType) and parent_type.key_id == child:
+                return self._by_id[parent_id]
+            child = parent_id
+        return None
+
+    def _check_not_collection_part(
+        self, field_id: int, name: str, verb: str, *, element_and_value: bool = False
+    ) -> None:
+        """Java refuses changes to map keys, deleting list elements and map values; renaming
+        them (which Java ignores) is refused here too."""
+        if self._map_key_of(field_id) is not None:
+            raise ValidationError(f"cannot {verb} map keys: {name}")
+        parent_id = self._id_to_parent.get(field_id)
+        if parent_id is None:
+            return
+        parent_type = self._by_id[parent_id].field_type
+        if isinstance(parent_type, ListType) and (verb == "delete" or element_and_value):
+            raise ValidationError(f"cannot {verb} the element of a list: {name}")
+        if isinstance(parent_type, MapType) and (verb == "delete" or element_and_value):
+            raise ValidationError(f"cannot {verb} the value of a map: {name}")
 
     def _find_for_update(self, name: str, verb: str, *, check_deleted: bool = True) -> NestedField:
-        """The column as this update leaves it so far: an existing column with its pending
-        changes, or a column added in this update (Java's ``findForUpdate``)."""
-        existing = self._find_top_level(name, verb)
+        """The field as this update leaves it so far: an existing field with its pending
+        changes, or a field added in this update (Java's ``findForUpdate``)."""
+        existing = self._find(name)
         if existing is not None:
             field = self.updates.get(existing.field_id, existing)
+            if self._map_key_of(existing.field_id) is not None:
+                raise ValidationError(f"cannot update map keys: {name}")
         else:
             added = self.added_name_to_id.get(self._key(name))
             if added is None:
@@ -364,38 +470,23 @@ class SchemaChanges:
             raise ValidationError(f"cannot update a column that will be deleted: {field.name}")
         return field
 
+    def _find_for_move(self, name: str) -> int | None:
+        if not isinstance(name, str):
+            raise ValidationError(f"column name must be a string, not {name!r}")
+        added = self.added_name_to_id.get(self._key(name))
+        if added is not None:
+            return added
+        field = self._find(name)
+        return None if field is None else field.field_id
+
     def _check_date_promotion(self, name: str, field_id: int, target: IcebergType) -> None:
         """Spec: no promotion of a partition source whose transform would then give other values
         (identity and bucket values of a date differ from those of its timestamp)."""
         for spec in self.base.partition_specs:
             for pf in spec.fields:
-                if pf.source_id == field_id and not isinstance(pf.transform, _DATE_PROMOTION_SAFE_TRANSFORMS):
+                if pf.source_id == field_id and not isinstance(pf.transform, DATE_PROMOTION_SAFE_TRANSFORMS):
                     raise ValidationError(
                         f"cannot change column type: {name}: date -> {target}: partition field "
                         f"'{pf.name}' ({pf.transform}) of partition spec {spec.spec_id} would produce "
                         "different values"
                     )
-
-
-def _check_name(name: object, what: str) -> None:
-    if not isinstance(name, str) or not name:
-        raise ValidationError(f"{what} must be a non-empty string, not {name!r}")
-
-
-def _check_doc(doc: object) -> None:
-    if doc is not None and not isinstance(doc, str):
-        raise ValidationError(f"column doc must be a string or None, not {doc!r}")
-
-
-def _validate_identifier_field(field: NestedField) -> None:
-    """Java's ``Schema.validateIdentifierField`` for a top-level field."""
-    if not isinstance(field.field_type, PrimitiveType):
-        raise ValidationError(f"cannot use field '{field.name}' as an identifier field: not a primitive type")
-    if not field.required:
-        raise ValidationError(
-            f"cannot make identifier field '{field.name}' optional: identifier fields must be required"
-        )
-    if isinstance(field.field_type, (FloatType, DoubleType)):
-        raise ValidationError(
-            f"cannot use field '{field.name}' as an identifier field: must not be float or double"
-        )

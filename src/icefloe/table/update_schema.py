@@ -1,31 +1,36 @@
-"""UpdateSchema: schema evolution of top-level columns (Java's ``UpdateSchema`` / ``SchemaUpdate``).
+"""UpdateSchema: schema evolution with Java's ``UpdateSchema`` / ``SchemaUpdate`` semantics.
 
 ::
 
     (table.update_schema()
         .add_column("comment", "string", "free text")
+        .add_column("point.z", "double")                 # into the struct column ``point``
+        .add_column("alt", "double", parent="locations")  # into a list's element struct
         .rename_column("amount", "total")
+        .rename_column("point.x", "lon")
         .update_column("total", "decimal(12, 2)")
+        .move_after("comment", "id")
         .delete_column("legacy")
+        .set_identifier_fields("id")
         .commit())
 
-Names refer to the columns of the schema the update started from. Each method runs Java's
+Names are full dotted names of the schema the update started from (``"point.x"``; list
+elements and map values also by the short forms ``"points.x"`` / ``"locations.lat"``), as in
+Java; columns added in this update are named by their full new name. Each method runs Java's
 checks when it is called (a missing column, a type change that is not a promotion the spec
-allows, conflicting changes to one column) and raises ValidationError at once. ``apply()``
-returns the new Schema; ``commit()`` adds it to the table and makes it current, guarded by the
-``assert-current-schema-id`` and ``assert-last-assigned-field-id`` requirements so that a
-concurrent schema change makes the commit fail and retry. A retry replays the recorded changes
-on the fresh schema (new columns get fresh ids there); a change that no longer applies (its
-column was dropped meanwhile) raises ValidationException.
+allows, conflicting changes to one column, changes to map keys, moves across structs) and
+raises ValidationError at once; ``apply()`` runs the rest (identifier fields, name clashes).
+``apply()`` returns the new Schema; ``commit()`` adds it to the table and makes it current,
+guarded by the ``assert-current-schema-id`` and ``assert-last-assigned-field-id`` requirements
+so that a concurrent schema change makes the commit fail and retry. A retry replays the
+recorded changes on the fresh schema (new columns get fresh ids there); a change that no
+longer applies (its column was dropped meanwhile) raises ValidationException.
 
 The commit also keeps table properties in step, as Java does: the name mapping in
-``schema.name-mapping.default`` gains the new names (renamed columns keep their old names as
-aliases) and the added columns, and per-column properties (``write.metadata.metrics.column.*``,
-``write.parquet.bloom-filter-enabled.column.*``, ``write.parquet.stats-enabled.column.*``) follow
-renames and are dropped with their column.
-
-Not supported yet (UnsupportedFeatureError): nested fields (adding to, renaming or changing a
-field inside a struct, list or map), moves, ``union_by_name_with`` and ``set_identifier_fields``.
+``schema.name-mapping.default`` gains the new names (renamed fields keep their old names as
+aliases) and the added fields at any depth, and per-column properties
+(``write.metadata.metrics.column.*``, ``write.parquet.bloom-filter-enabled.column.*``,
+``write.parquet.stats-enabled.column.*``) follow renames and are dropped with their column.
 """
 
 from __future__ import annotations
@@ -34,9 +39,12 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from icefloe.errors import IcefloeError, UnsupportedFeatureError, ValidationError, ValidationException
+import pyarrow as pa
+
+from icefloe.arrow.schema import arrow_to_schema_fresh
+from icefloe.errors import IcefloeError, ValidationError, ValidationException
 from icefloe.serde.name_mapping_json import dumps_name_mapping, loads_name_mapping
-from icefloe.spec.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, TOP_LEVEL_PARENT_ID, update_mapping
+from icefloe.spec.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, update_mapping
 from icefloe.spec.schema import Schema, index_by_id
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.types import IcebergType
@@ -50,7 +58,9 @@ from icefloe.spec.updates import (
     SetProperties,
     TableUpdate,
 )
+from icefloe.table._schema_apply import MoveKind
 from icefloe.table._schema_changes import DEFAULT_VALUES_MIN_FORMAT_VERSION, SchemaChanges
+from icefloe.table._schema_union import union_by_name
 from icefloe.table.operation import Changes, PendingUpdate
 
 if TYPE_CHECKING:
@@ -71,7 +81,8 @@ _NO_DEFAULT: Any = object()
 
 
 class UpdateSchema(PendingUpdate[Schema]):
-    """``table.update_schema()``: add, rename, delete, retype and document top-level columns.
+    """``table.update_schema()``: add, rename, delete, retype, document and move columns at
+    any depth; union with another schema; set the identifier fields.
 
     Types are IcebergType objects or their string form (``"long"``, ``"decimal(10, 2)"``,
     ``"struct<a: int>"``). Default values (format v3) are given in icefloe's value
@@ -86,7 +97,7 @@ class UpdateSchema(PendingUpdate[Schema]):
 
     def _record(self, method: str, *args: Any, **kwargs: Any) -> UpdateSchema:
         self._check_mutable()
-        getattr(self._changes, method)(*args, **kwargs)
+        _apply_change(self._changes, method, args, kwargs)
         self._log.append((method, args, kwargs))
         return self
 
@@ -104,30 +115,51 @@ class UpdateSchema(PendingUpdate[Schema]):
     # ---- adding ------------------------------------------------------------------------------
 
     def add_column(
-        self, name: str, field_type: IcebergType | str, doc: str | None = None, *, default: Any = None
+        self,
+        name: str | tuple[str, ...],
+        field_type: IcebergType | str,
+        doc: str | None = None,
+        *,
+        parent: str | None = None,
+        default: Any = None,
     ) -> UpdateSchema:
-        """Add an optional top-level column (last in the schema) with a fresh field id.
+        """Add an optional column, last in its struct, with a fresh field id (a nested type's
+        fields get the following ids, in Java's order).
+
+        Where it goes: ``parent="point"`` adds ``name`` (taken literally) to the struct column
+        ``point``; a list or map parent means its element or value struct (as Java's
+        ``addColumn(parent, name, type)``). Without ``parent`` a dotted name is split at its
+        last dot: ``"point.z"`` adds ``z`` to ``point``. A tuple is a path: ``("point", "z")``;
+        ``("a.b",)`` adds a top-level column whose name contains a dot.
 
         ``default`` (format v3) sets both the initial default (the value rows written before
         the column existed read as) and the write default.
 
         Raises:
-            ValidationError: the name is empty or already exists, the type needs a newer
-                format version, or the default does not fit the type.
-            UnsupportedFeatureError: the name contains ``.`` (nested columns come later).
+            ValidationError: the name is empty or already exists, the parent is missing, not a
+                struct (or list / map of structs), a map key or deleted in this update, the
+                type needs a newer format version, or the default does not fit the type.
         """
-        return self._record("add_column", name, field_type, doc, default, required=False)
+        where, leaf = self._changes.split_add_name(name, parent)
+        return self._record("add_column", where, leaf, field_type, doc, default, required=False)
 
     def add_required_column(
-        self, name: str, field_type: IcebergType | str, doc: str | None = None, *, default: Any = _NO_DEFAULT
+        self,
+        name: str | tuple[str, ...],
+        field_type: IcebergType | str,
+        doc: str | None = None,
+        *,
+        parent: str | None = None,
+        default: Any = _NO_DEFAULT,
     ) -> UpdateSchema:
-        """Add a required top-level column.
+        """Add a required column (placed as ``add_column`` places it).
 
         Refused unless a ``default`` is given (format v3: older rows read as that value) or
         ``allow_incompatible_changes()`` was called before.
         """
         value = None if default is _NO_DEFAULT else default
-        return self._record("add_column", name, field_type, doc, value, required=True)
+        where, leaf = self._changes.split_add_name(name, parent)
+        return self._record("add_column", where, leaf, field_type, doc, value, required=True)
 
     # ---- changing existing columns -------------------------------------------------------------
 
@@ -170,22 +202,52 @@ class UpdateSchema(PendingUpdate[Schema]):
         deleted."""
         return self._record("delete_column", name)
 
-    # ---- not supported yet ---------------------------------------------------------------------
+    # ---- moves -----------------------------------------------------------------------------------
 
     def move_first(self, name: str) -> UpdateSchema:
-        raise UnsupportedFeatureError("update_schema().move_first: moving columns is not supported yet")
+        """Move a column to the start of the table, or a nested field to the start of its struct."""
+        return self._record("move", name, MoveKind.FIRST)
 
     def move_before(self, name: str, before_name: str) -> UpdateSchema:
-        raise UnsupportedFeatureError("update_schema().move_before: moving columns is not supported yet")
+        """Move a column just before another one of the same struct (columns added in this
+        update can be moved, and be the reference)."""
+        return self._record("move", name, MoveKind.BEFORE, before_name)
 
     def move_after(self, name: str, after_name: str) -> UpdateSchema:
-        raise UnsupportedFeatureError("update_schema().move_after: moving columns is not supported yet")
+        """Move a column just after another one of the same struct."""
+        return self._record("move", name, MoveKind.AFTER, after_name)
 
-    def union_by_name_with(self, new_schema: Schema) -> UpdateSchema:
-        raise UnsupportedFeatureError("update_schema().union_by_name_with is not supported yet")
+    # ---- whole-schema changes ----------------------------------------------------------------------
+
+    def union_by_name_with(self, new_schema: Schema | pa.Schema) -> UpdateSchema:
+        """Evolve the schema into its union with ``new_schema`` (an icefloe Schema or a pyarrow
+        Schema), matching fields by name at every depth, as Java's ``unionByNameWith``:
+        missing fields are added (optional, at the end of their struct), types are promoted
+        where the new type is wider (a narrower one is ignored), fields become optional where
+        the new one is optional, new docs are taken; nothing is dropped.
+
+        Raises:
+            ValidationError: a type cannot become the new one (not a promotion, or another kind
+                of nested type).
+        """
+        if not isinstance(new_schema, Schema):
+            new_schema = _from_arrow(new_schema, self._base.format_version)
+        return self._record("union_by_name_with", new_schema)
 
     def set_identifier_fields(self, *names: str | Iterable[str]) -> UpdateSchema:
-        raise UnsupportedFeatureError("update_schema().set_identifier_fields is not supported yet")
+        """Replace the identifier fields (``set_identifier_fields("id", "region")``, or one
+        iterable of names; none to clear them). Names are full names in the new schema, so
+        columns added in this update may be used. Each must be a required primitive column,
+        not float or double, not inside a list, a map or an optional struct (checked in
+        ``apply()``). Identifier fields cannot be deleted unless they are replaced here.
+        """
+        flat: list[str] = []
+        for item in names:
+            if isinstance(item, str):
+                flat.append(item)
+            else:
+                flat.extend(item)
+        return self._record("set_identifier_fields", tuple(flat))
 
     # ---- producing -----------------------------------------------------------------------------
 
@@ -196,7 +258,7 @@ class UpdateSchema(PendingUpdate[Schema]):
         changes = SchemaChanges(base)
         for method, args, kwargs in self._log:
             try:
-                getattr(changes, method)(*args, **kwargs)
+                _apply_change(changes, method, args, kwargs)
             except ValidationError as e:
                 raise ValidationException(
                     f"schema update conflicts with the table's current schema {base.current_schema_id}: {e}"
@@ -213,7 +275,7 @@ class UpdateSchema(PendingUpdate[Schema]):
             AddSchema(new_schema, changes.last_column_id),
             SetCurrentSchema(LAST_ADDED),
         ]
-        updates.extend(_property_updates(base, changes))
+        updates.extend(_property_updates(base, changes, new_schema))
         return Changes(
             updates,
             [
@@ -224,6 +286,21 @@ class UpdateSchema(PendingUpdate[Schema]):
 
     def _result(self, base: TableMetadata, changes: Changes) -> Schema:
         return changes.apply_to(base).schema()
+
+
+def _apply_change(changes: SchemaChanges, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if method == "union_by_name_with":
+        union_by_name(changes, *args)
+    else:
+        getattr(changes, method)(*args, **kwargs)
+
+
+def _from_arrow(arrow_schema: Any, format_version: int) -> Schema:
+    if not isinstance(arrow_schema, pa.Schema):
+        raise ValidationError(
+            f"union_by_name_with needs an icefloe Schema or a pyarrow Schema, not {arrow_schema!r}"
+        )
+    return arrow_to_schema_fresh(arrow_schema, format_version=format_version)
 
 
 def _check_compatible(base: TableMetadata, schema: Schema) -> None:
@@ -272,7 +349,7 @@ def _check_compatible(base: TableMetadata, schema: Schema) -> None:
             )
 
 
-def _property_updates(base: TableMetadata, changes: SchemaChanges) -> list[TableUpdate]:
+def _property_updates(base: TableMetadata, changes: SchemaChanges, new_schema: Schema) -> list[TableUpdate]:
     properties = base.properties
     updated: dict[str, str] = {}
     removed: list[str] = []
@@ -281,11 +358,8 @@ def _property_updates(base: TableMetadata, changes: SchemaChanges) -> list[Table
     if mapping_json is not None:
         try:
             mapping = loads_name_mapping(mapping_json, location=f"property {DEFAULT_NAME_MAPPING_PROPERTY}")
-            new_mapping = update_mapping(
-                mapping,
-                changes.updates,
-                {TOP_LEVEL_PARENT_ID: changes.added_ids} if changes.added_ids else {},
-            )
+            # Added fields are keyed by parent id; the top level is -1 for both (as Java).
+            new_mapping = update_mapping(mapping, changes.updates, changes.parent_to_added)
             new_json = dumps_name_mapping(new_mapping)
             if new_json != mapping_json:
                 updated[DEFAULT_NAME_MAPPING_PROPERTY] = new_json
@@ -295,7 +369,7 @@ def _property_updates(base: TableMetadata, changes: SchemaChanges) -> list[Table
                 "could not update the name mapping in %s", DEFAULT_NAME_MAPPING_PROPERTY, exc_info=True
             )
 
-    renamed = changes.renamed_columns()
+    renamed = changes.renamed_columns(new_schema)
     deleted = set(changes.deleted_columns())
     if renamed or deleted:
         for key, value in properties.items():
