@@ -7,10 +7,21 @@ tasks write them; the driver commits one snapshot per job. See :func:`read`.
 from __future__ import annotations
 
 from icefloe.spark import actions
+from icefloe.spark.datasource import register
 from icefloe.spark.merge import merge_into
 from icefloe.spark.read import read
 from icefloe.spark.row_changes import delete, update
 from icefloe.spark.session import configure_reads, local_session
 from icefloe.spark.write import write
 
-__all__ = ["actions", "configure_reads", "delete", "local_session", "merge_into", "read", "update", "write"]
+__all__ = [
+    "actions",
+    "configure_reads",
+    "delete",
+    "local_session",
+    "merge_into",
+    "read",
+    "register",
+    "update",
+    "write",
+]

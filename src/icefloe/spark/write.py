@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pickle
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -41,7 +41,7 @@ from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.table import Table
 from icefloe.write.parquet import file_name_prefix, write_data_files
 
-__all__ = ["MODES", "write", "write_data_frame"]
+__all__ = ["MODES", "write", "write_data_frame", "write_task_files"]
 
 #: The write modes: add rows; replace all rows (or those ``where`` matches); replace the
 #: partitions the new rows fall in.
@@ -172,35 +172,51 @@ def _conform(df: DataFrame, schema: Schema) -> DataFrame:
 
 
 def _writer_task(io: FileIO, metadata: TableMetadata, operation_id: str, written: Any) -> Any:
-    schema = metadata.schema()
-    spec = metadata.spec()
-    sort_order = metadata.sort_order()
-    uuid_columns = [f.name for f in schema.fields if isinstance(f.field_type, it.UUIDType)]
-
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        context = TaskContext.get()
-        partition_id = context.partitionId() if context else 0
-        attempt = context.taskAttemptId() if context else 0
-
-        def conformed() -> Iterator[pa.RecordBatch]:
-            for batch in batches:
-                if batch.num_rows:
-                    yield to_requested_schema(_parse_uuids(batch, uuid_columns), schema)
-
-        files = write_data_files(
-            io,
-            table_location=metadata.location,
-            properties=metadata.properties,
-            schema=schema,
-            spec=spec,
-            data=conformed(),
-            sort_order=sort_order,
-            file_name_prefix=file_name_prefix(partition_id, attempt, operation_id),
-        )
+        files = write_task_files(io, metadata, batches, operation_id=operation_id)
         written.add([f.file_path for f in files])
         yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], names=["file"])
 
     return task
+
+
+def write_task_files(
+    io: FileIO, metadata: TableMetadata, batches: Iterable[pa.RecordBatch], *, operation_id: str
+) -> list[DataFile]:
+    """Write one Spark task's rows as data files of the table (on the executor); nothing is
+    committed. Shared by :func:`write` and the ``icefloe`` data source.
+
+    Args:
+        io, metadata: the table's.
+        batches: the task's rows, columns named as the table's (uuids as strings); conformed
+            to the table schema here.
+        operation_id: names the job's files (with the task's partition and attempt ids).
+
+    Raises:
+        ValidationError: rows that do not fit the table (naming the column); the files this
+            call created are deleted first.
+    """
+    schema = metadata.schema()
+    uuid_columns = [f.name for f in schema.fields if isinstance(f.field_type, it.UUIDType)]
+    context = TaskContext.get()
+    partition_id = context.partitionId() if context else 0
+    attempt = context.taskAttemptId() if context else 0
+
+    def conformed() -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield to_requested_schema(_parse_uuids(batch, uuid_columns), schema)
+
+    return write_data_files(
+        io,
+        table_location=metadata.location,
+        properties=metadata.properties,
+        schema=schema,
+        spec=metadata.spec(),
+        data=conformed(),
+        sort_order=metadata.sort_order(),
+        file_name_prefix=file_name_prefix(partition_id, attempt, operation_id),
+    )
 
 
 def _parse_uuids(batch: pa.RecordBatch, columns: Sequence[str]) -> pa.RecordBatch:
