@@ -10,6 +10,10 @@
   ``tests/interop/engines.py``, one server per engine per test module (the first use builds the
   engine's environment, minutes; cached in ``~/.cache/icefloe/engines``).
 
+- ``moto_endpoint``: a real S3 API (moto's server) on 127.0.0.1, one process for the session,
+  started on first use; ``s3_properties``: Iceberg properties pointing at it, with a fresh
+  bucket per test (``s3_properties["test.bucket"]``).
+
 Tests using ``postgres_url`` are marked ``postgres`` and tests using an engine fixture
 (``tests/interop``) are marked ``interop`` automatically, so ``-m "not interop"`` deselects them.
 """
@@ -23,7 +27,10 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -249,3 +256,78 @@ def postgres_url() -> Iterator[str]:
         yield url
     finally:
         server.stop()
+
+
+# ---- S3 (moto) ----------------------------------------------------------------------------------
+
+S3_ACCESS_KEY = "testing-key"
+S3_SECRET_KEY = "testing-secret"
+S3_REGION = "us-east-1"
+
+
+def _moto_server_binary() -> str | None:
+    beside_python = Path(sys.executable).parent / "moto_server"
+    if beside_python.is_file():
+        return str(beside_python)
+    return shutil.which("moto_server")
+
+
+def _wait_until_listening(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"moto_server exited with code {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"moto_server did not listen on port {port} within {timeout}s")
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` of a moto S3 server started for this session."""
+    binary = _moto_server_binary()
+    if binary is None:
+        pytest.skip("moto_server not installed (pip install 'moto[server]')")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [binary, "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_until_listening(port, proc, timeout=30)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def s3_properties(moto_endpoint: str) -> dict[str, str]:
+    """Iceberg S3 properties for the moto server, and a new empty bucket."""
+    import botocore.session  # only S3 tests need it
+
+    bucket = f"icefloe-{uuid.uuid4().hex[:12]}"
+    client = botocore.session.get_session().create_client(
+        "s3",
+        endpoint_url=moto_endpoint,
+        region_name=S3_REGION,
+        aws_access_key_id=S3_ACCESS_KEY,
+        aws_secret_access_key=S3_SECRET_KEY,
+    )
+    client.create_bucket(Bucket=bucket)
+    return {
+        "s3.endpoint": moto_endpoint,
+        "s3.access-key-id": S3_ACCESS_KEY,
+        "s3.secret-access-key": S3_SECRET_KEY,
+        "s3.region": S3_REGION,
+        "s3.path-style-access": "true",
+        "test.bucket": bucket,
+    }

@@ -32,7 +32,8 @@ def _split(location: str) -> tuple[str, str]:
     if scheme in ("s3", "s3n"):
         raise UnsupportedFeatureError(
             f"{location}: Spark reads object-store files through Hadoop's s3a connector, which "
-            "is not on PySpark's class path; icefloe.spark supports local (file:) tables"
+            "is not on PySpark's class path; isp.read supports local (file:) tables, and "
+            "spark.read.format('icefloe') (isp.register) reads object stores through icefloe's FileIO"
         )
     return f"{parsed.scheme}://{parsed.netloc}", parsed.path
 

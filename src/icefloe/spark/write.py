@@ -11,18 +11,22 @@ snapshot.
 Nothing is left behind by a failed job: a failing task deletes its own files, and the paths of
 every task that finished are gathered in an accumulator (merged on the driver even when the
 job fails later), so the driver deletes them when the job or the commit fails, and deletes the
-files of duplicate task attempts (retries, speculation) that the commit does not use.
+files of duplicate task attempts (retries, speculation) that the commit does not use. When the
+job fails, the driver first waits for the tasks Spark is killing to stop, then also deletes
+every file under the data location named with the job's id (a killed task reports nothing).
 """
 
 from __future__ import annotations
 
+import contextlib
 import pickle
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark import AccumulatorParam
+from pyspark import AccumulatorParam, SparkContext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.taskcontext import TaskContext
@@ -31,6 +35,7 @@ from icefloe.arrow.schema import to_requested_schema
 from icefloe.errors import ValidationError
 from icefloe.expressions import Expression, always_true
 from icefloe.io import FileIO
+from icefloe.io.locations import DefaultLocationProvider
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.types import to_spark_type
 from icefloe.spec import types as it
@@ -127,12 +132,18 @@ def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
     prepared = _conform(df, schema)
     io = table.io()
     operation_id = str(uuid.uuid4())
-    written = df.sparkSession.sparkContext.accumulator([], _PathList())
+    context = df.sparkSession.sparkContext
+    written = context.accumulator([], _PathList())
     task = _writer_task(io, metadata, operation_id, written)
     try:
-        rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
+        with _job_group(context, f"icefloe-write-{operation_id}") as group:
+            rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
     except BaseException:
-        _delete(io, written.value)
+        # The job failed; tasks Spark is still killing may finish a file after this point,
+        # and killed tasks never report theirs. Wait for them to stop, then delete what the
+        # accumulator knows and every file named with this job's id.
+        _wait_for_tasks(context, group)
+        _delete(io, [*written.value, *_job_files(io, metadata, operation_id)])
         raise
     files: list[DataFile] = [f for row in rows for f in pickle.loads(row[0])]
 
@@ -141,6 +152,49 @@ def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
         _delete(io, [p for p in written.value if p not in keep])
 
     return files, cleanup
+
+
+@contextlib.contextmanager
+def _job_group(context: SparkContext, group: str) -> Iterator[str]:
+    """Run the jobs of the block in job group ``group`` (the previous group restored after)."""
+    keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+    before = {key: context.getLocalProperty(key) for key in keys}
+    context.setJobGroup(group, "icefloe write", interruptOnCancel=True)
+    try:
+        yield group
+    finally:
+        for key, value in before.items():
+            context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None unsets it
+
+
+def _wait_for_tasks(context: SparkContext, group: str, timeout: float = 120.0) -> None:
+    """Wait (at most ``timeout`` seconds) until no task of the job group runs."""
+    tracker = context.statusTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        active = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else ():
+                stage = tracker.getStageInfo(stage_id)
+                active += stage.numActiveTasks if stage is not None else 0
+        if active == 0:
+            return
+        time.sleep(0.2)
+
+
+def _job_files(io: FileIO, metadata: TableMetadata, operation_id: str) -> list[str]:
+    """The files under the table's data location named with ``operation_id`` (best effort:
+    a listing that fails leaves only the accumulator's paths to delete)."""
+    data_location = DefaultLocationProvider.for_table(metadata.location, metadata.properties).data_location
+    try:
+        return [
+            info.location
+            for info in io.list_prefix(data_location)
+            if operation_id in info.location.rsplit("/", 1)[-1]
+        ]
+    except Exception:  # a missing folder, a store that cannot list
+        return []
 
 
 def _delete(io: FileIO, paths: Sequence[str]) -> None:
