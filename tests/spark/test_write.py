@@ -152,3 +152,43 @@ def test_rolls_files_and_sorts(spark: object, catalog: Catalog) -> None:
         assert f.sort_order_id == table.sort_order().order_id
     assert table.new_scan().count() == 20000
     assert os.path.exists(local_path(table.location()))
+
+
+NESTED = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("point", pa.struct([pa.field("x", pa.float64()), pa.field("y", pa.float64())])),
+        pa.field("tags", pa.list_(pa.struct([pa.field("k", pa.string()), pa.field("v", pa.int64())]))),
+        pa.field(
+            "attrs", pa.map_(pa.string(), pa.struct([pa.field("a", pa.int32()), pa.field("b", pa.string())]))
+        ),
+    ]
+)
+
+
+def test_nested_fields_match_by_name_not_position(spark: object, catalog: Catalog) -> None:
+    # Spark casts structs by position: fields in another order (and case) must not swap values.
+    table = catalog.create_table("db.nested", NESTED)
+    df = spark.sql(  # type: ignore[attr-defined]
+        """SELECT id,
+                  if(id = 2, null, named_struct('Y', id * -1.0D, 'x', id * 1.0D)) AS point,
+                  array(named_struct('v', id, 'K', concat('k', id)), null) AS tags,
+                  map('m', named_struct('b', concat('b', id), 'a', cast(id AS int))) AS attrs
+           FROM range(4)"""
+    )
+    isp.write(df, table)
+    rows = sorted(table.new_scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert rows[1] == {
+        "id": 1,
+        "point": {"x": 1.0, "y": -1.0},
+        "tags": [{"k": "k1", "v": 1}, None],
+        "attrs": [("m", {"a": 1, "b": "b1"})],
+    }
+    assert rows[2]["point"] is None and rows[3]["point"] == {"x": 3.0, "y": -3.0}
+
+    # A missing optional nested field is written as null; a field the table lacks is refused.
+    isp.write(spark.sql("SELECT 9L AS id, named_struct('x', 1.5D) AS point"), table)  # type: ignore[attr-defined]
+    assert table.new_scan().filter("id = 9").to_arrow().to_pylist()[0]["point"] == {"x": 1.5, "y": None}
+    bad = spark.sql("SELECT 10L AS id, named_struct('x', 1.0D, 'z', 2.0D) AS point")  # type: ignore[attr-defined]
+    with pytest.raises(ValidationError, match=r"fields \['z'\] of column 'point'"):
+        isp.write(bad, table)

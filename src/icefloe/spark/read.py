@@ -41,6 +41,7 @@ from icefloe.expressions.visitors import ExpressionVisitor, visit
 from icefloe.io import FileIO
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spark import _deletes
+from icefloe.spark._name_mapped import read_by_names, split_by_ids
 from icefloe.spark.filters import spark_literal, to_spark_filter
 from icefloe.spark.paths import reported_path, spark_input_path
 from icefloe.spark.session import configure_reads
@@ -328,14 +329,23 @@ def _read_files(
 ) -> DataFrame:
     """One DataFrame over the files, columns named by ``names``; with ``locate``, also each
     row's file and position."""
+    locate_columns = (
+        [F.col("_metadata.file_path").alias(FILE_COLUMN), F.col("_metadata.row_index").alias(POSITION_COLUMN)]
+        if locate
+        else []
+    )
+    paths, without_ids = split_by_ids(io, metadata, paths)
+    frames = [
+        read_by_names(spark, group, mapped, read_schema, names.rename, locate_columns)
+        for mapped, group in without_ids.items()
+    ]
     promoted = _promoted_ids(read_schema, metadata)
     groups: dict[tuple[Any, ...], list[str]] = {}
     if promoted:
         for path, stored in zip(paths, _file_types(io, paths, promoted), strict=True):
             groups.setdefault(stored, []).append(path)
-    else:
+    elif paths:
         groups[()] = list(paths)
-    frames = []
     for stored, group in groups.items():
         narrowed = dict(zip(promoted, stored, strict=True)) if promoted else {}
         schema = to_spark_schema(read_schema, for_read=True, rename=names.rename)
@@ -361,12 +371,7 @@ def _read_files(
             else F.col(f"`{f.name}`")
             for f in schema.fields
         ]
-        if locate:
-            columns += [
-                F.col("_metadata.file_path").alias(FILE_COLUMN),
-                F.col("_metadata.row_index").alias(POSITION_COLUMN),
-            ]
-        frames.append(frame.select(*columns))
+        frames.append(frame.select(*columns, *locate_columns))
     result = frames[0]
     for other in frames[1:]:
         result = result.unionByName(other)

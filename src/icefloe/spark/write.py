@@ -36,6 +36,7 @@ from icefloe.errors import ValidationError
 from icefloe.expressions import Expression, always_true
 from icefloe.io import FileIO
 from icefloe.io.locations import DefaultLocationProvider
+from icefloe.spark._conform import conform_column
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.types import to_spark_type
 from icefloe.spec import types as it
@@ -204,7 +205,8 @@ def _delete(io: FileIO, paths: Sequence[str]) -> None:
 
 def _conform(df: DataFrame, schema: Schema) -> DataFrame:
     """The DataFrame's columns in the table's order and Spark types (missing optional columns
-    as nulls); uuids stay strings (the executor parses them)."""
+    as nulls; struct fields matched by name, see ``_conform.py``); uuids stay strings (the
+    executor parses them)."""
     by_name = {c.lower(): c for c in df.columns}
     wanted = {f.name.lower() for f in schema.fields}
     extra = [c for c in df.columns if c.lower() not in wanted]
@@ -221,7 +223,12 @@ def _conform(df: DataFrame, schema: Schema) -> DataFrame:
                 raise ValidationError(f"required column '{field.name}' is missing from the DataFrame")
             columns.append(F.lit(None).cast(spark_type).alias(field.name))
         else:
-            columns.append(F.col(f"`{source}`").cast(spark_type).alias(field.name))
+            source_type = df.schema[source].dataType
+            columns.append(
+                conform_column(F.col(f"`{source}`"), source_type, field.field_type, field.name).alias(
+                    field.name
+                )
+            )
     return df.select(*columns)
 
 
