@@ -157,6 +157,9 @@ def test_small_plans_stay_in_process(
 ) -> None:
     metadata, snapshot = table
     monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES", 1 << 40)
+    # Both thresholds: which one applies depends on whether forking is safe, and a thread
+    # another test left running (a Spark session's) makes it unsafe.
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES_COLD_START", 1 << 40)
     monkeypatch.setattr(_parallel, "_POOL", None)
     plan_files(LocalFileIO(NO_CACHE), metadata, snapshot)
     assert _parallel._POOL is None
