@@ -33,7 +33,7 @@ from pyspark.sql import types as st
 from icefloe.errors import ValidationError
 from icefloe.expressions import always_true
 from icefloe.io import load_file_io
-from icefloe.io.locations import DefaultLocationProvider
+from icefloe.io.locations import DefaultLocationProvider, metadata_location
 from icefloe.spark._datasource_common import TableRef
 from icefloe.spark.types import to_spark_type
 from icefloe.spark.write import write_task_files
@@ -86,7 +86,19 @@ class _TaskWriter:
     def _write_batches(self, batches: Iterator[pa.RecordBatch]) -> FilesMessage:
         renamed = (_rename(batch, self._renames) for batch in batches)
         files = write_task_files(self._io, self._metadata, renamed, operation_id=self._write_id)
+        if files and self._io.exists(self._abort_marker()):
+            # The job was aborted while this task ran: abort may have listed the data folder
+            # before these files existed, so they are this task's to delete.
+            self._io.delete_quietly([f.file_path for f in files])
+            raise RuntimeError(f"write {self._write_id} was aborted; this task's files were removed")
         return FilesMessage(tuple(files))
+
+    def _abort_marker(self) -> str:
+        """A file whose existence tells late tasks that the job was aborted. It lives with the
+        metadata (not hidden), so ``remove_orphan_files`` removes it in time."""
+        return metadata_location(
+            self._metadata.location, self._metadata.properties, f"icefloe-aborted-{self._write_id}.marker"
+        )
 
     def _commit(self, table: Table, files: list[DataFile], mode: str, summary: Mapping[str, str]) -> None:
         """Commit ``files`` in one snapshot (none for an append or a partition replacement
@@ -121,6 +133,14 @@ class _TaskWriter:
         messages Spark passes to ``abort``)."""
         paths = {f.file_path for f in files}
         if listed:
+            # Spark calls abort while tasks it is killing may still be writing. The marker comes
+            # first: a task that finishes later sees it and deletes its own files; one that
+            # finished earlier has its files in the listing below.
+            try:
+                with self._io.new_output(self._abort_marker()).create(overwrite=True) as stream:
+                    stream.write(b"aborted\n")
+            except Exception:  # best effort: the listing still runs
+                pass
             data = DefaultLocationProvider.for_table(self._metadata.location, self._metadata.properties)
             try:
                 for info in self._io.list_prefix(data.data_location):
