@@ -33,10 +33,10 @@ from pyspark.sql import types as st
 from icefloe.errors import ValidationError
 from icefloe.expressions import always_true
 from icefloe.io import load_file_io
-from icefloe.io.locations import DefaultLocationProvider, metadata_location
+from icefloe.io.locations import metadata_location
 from icefloe.spark._datasource_common import TableRef
 from icefloe.spark.types import to_spark_type
-from icefloe.spark.write import write_task_files
+from icefloe.spark.write import job_files, write_task_files
 from icefloe.spec import types as it
 from icefloe.spec.manifest import DataFile
 from icefloe.spec.schema import Schema
@@ -141,13 +141,7 @@ class _TaskWriter:
                     stream.write(b"aborted\n")
             except Exception:  # best effort: the listing still runs
                 pass
-            data = DefaultLocationProvider.for_table(self._metadata.location, self._metadata.properties)
-            try:
-                for info in self._io.list_prefix(data.data_location):
-                    if self._write_id in info.location.rsplit("/", 1)[-1]:
-                        paths.add(info.location)
-            except Exception:
-                pass
+            paths.update(job_files(self._io, self._metadata, self._write_id))
         if paths:
             self._io.delete_quietly(sorted(paths))
 

@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import AccumulatorParam
 from pyspark.sql import SparkSession
 from pyspark.taskcontext import TaskContext
 
@@ -47,6 +46,7 @@ from icefloe.io import FileIO
 from icefloe.manifests import read_manifest
 from icefloe.manifests.reader import manifest_records, read_manifest_bytes
 from icefloe.spark.tables import resolve_table
+from icefloe.spark.write import PathList
 from icefloe.spec.manifest import (
     DataFile,
     DeleteFile,
@@ -92,15 +92,6 @@ class _Group:
     partition: tuple[Any, ...]
     files: tuple[DeleteFile, ...]
     sequence_number: int  # the highest data sequence number of the files
-
-
-class _PathList(AccumulatorParam):  # type: ignore[type-arg]
-    def zero(self, value: list[str]) -> list[str]:
-        return []
-
-    def addInPlace(self, value1: list[str], value2: list[str]) -> list[str]:
-        value1.extend(value2)
-        return value1
 
 
 def _int_option(options: dict[str, Any], name: str, default: int) -> int:
@@ -325,7 +316,7 @@ def _rewrite(
     schema = metadata.schema()
     specs = metadata.specs_by_id()
     sort_order = metadata.sort_order()
-    written = context.accumulator([], _PathList())
+    written = context.accumulator([], PathList())
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         context = TaskContext.get()

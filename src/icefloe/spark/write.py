@@ -47,7 +47,7 @@ from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.table import Table
 from icefloe.write.parquet import file_name_prefix, write_data_files
 
-__all__ = ["MODES", "write", "write_data_frame", "write_task_files"]
+__all__ = ["MODES", "PathList", "job_files", "write", "write_data_frame", "write_task_files"]
 
 #: The write modes: add rows; replace all rows (or those ``where`` matches); replace the
 #: partitions the new rows fall in.
@@ -55,7 +55,10 @@ MODES = ("append", "overwrite", "overwrite-partitions")
 _DESCRIPTION = "file binary"
 
 
-class _PathList(AccumulatorParam):  # type: ignore[type-arg]
+class PathList(AccumulatorParam):  # type: ignore[type-arg]
+    """An accumulator of the paths Spark tasks wrote (merged on the driver as tasks finish,
+    even when the job fails later), for deleting what a failed job left."""
+
     def zero(self, value: list[str]) -> list[str]:
         return []
 
@@ -134,7 +137,7 @@ def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
     io = table.io()
     operation_id = str(uuid.uuid4())
     context = df.sparkSession.sparkContext
-    written = context.accumulator([], _PathList())
+    written = context.accumulator([], PathList())
     task = _writer_task(io, metadata, operation_id, written)
     try:
         with _job_group(context, f"icefloe-write-{operation_id}") as group:
@@ -144,7 +147,7 @@ def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
         # and killed tasks never report theirs. Wait for them to stop, then delete what the
         # accumulator knows and every file named with this job's id.
         _wait_for_tasks(context, group)
-        _delete(io, [*written.value, *_job_files(io, metadata, operation_id)])
+        _delete(io, [*written.value, *job_files(io, metadata, operation_id)])
         raise
     files: list[DataFile] = [f for row in rows for f in pickle.loads(row[0])]
 
@@ -184,7 +187,7 @@ def _wait_for_tasks(context: SparkContext, group: str, timeout: float = 120.0) -
         time.sleep(0.2)
 
 
-def _job_files(io: FileIO, metadata: TableMetadata, operation_id: str) -> list[str]:
+def job_files(io: FileIO, metadata: TableMetadata, operation_id: str) -> list[str]:
     """The files under the table's data location named with ``operation_id`` (best effort:
     a listing that fails leaves only the accumulator's paths to delete)."""
     data_location = DefaultLocationProvider.for_table(metadata.location, metadata.properties).data_location
