@@ -16,6 +16,7 @@ from icefloe import Catalog, Table
 from icefloe import spark as isp
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.io.local import local_path
+from icefloe.spark._native_write import WRITER_PROPERTY
 from spark.helpers import sorted_tuples, spark_rows
 from spark.test_read import ALL_TYPES, _all_types_rows
 
@@ -139,7 +140,11 @@ def test_failed_job_commits_nothing_and_removes_its_files(spark: object, catalog
 def test_rolls_files_and_sorts(spark: object, catalog: Catalog) -> None:
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("payload", pa.string())])
     table = catalog.create_table(
-        "db.roll", schema, sort_by=["id DESC"], properties={"write.target-file-size-bytes": str(64 * 1024)}
+        "db.roll",
+        schema,
+        sort_by=["id DESC"],
+        # icefloe's writer rolls at the size itself (Spark's rolls by rows: test_write_spark_writer)
+        properties={"write.target-file-size-bytes": str(64 * 1024), WRITER_PROPERTY: "icefloe"},
     )
     frame = spark.range(20000, numPartitions=2).selectExpr("id", "sha2(cast(id as string), 256) as payload")  # type: ignore[attr-defined]
     isp.write(frame, table)

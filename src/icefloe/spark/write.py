@@ -1,12 +1,14 @@
 """``icefloe.spark.write``: Spark tasks write Iceberg data files, the driver commits one snapshot.
 
-Each Spark task hands its rows (as Arrow batches, through ``mapInArrow``) to icefloe's own
-Parquet writer on the executor. That writer puts field ids on every field, list elements and
-map keys / values included (Spark's own Parquet writer labels only struct fields, and Java
-Iceberg resolves files by id), computes partitions with icefloe's transforms, rolls files at
-``write.target-file-size-bytes``, sorts by the table's sort order and measures Java's metrics
-from the footers. A task returns its files' descriptions; the driver commits them in one
-snapshot.
+Tables Spark's own Parquet writer can write as Iceberg data files are written by it
+(``_native_write.py``: no hand-over of rows to Python, so Spark's speed). For the others
+(lists, maps, uuid, fixed, bucket partitions, object stores) each Spark task hands its rows
+(as Arrow batches, through ``mapInArrow``) to icefloe's own Parquet writer on the executor,
+which puts field ids on every field, list elements and map keys / values included (Spark's
+own Parquet writer labels only struct fields, and Java Iceberg resolves files by id),
+computes partitions with icefloe's transforms, rolls files at ``write.target-file-size-bytes``,
+sorts by the table's sort order and measures Java's metrics from the footers. A task returns
+its files' descriptions; the driver commits them in one snapshot.
 
 Nothing is left behind by a failed job: a failing task deletes its own files, and the paths of
 every task that finished are gathered in an accumulator (merged on the driver even when the
@@ -18,15 +20,13 @@ every file under the data location named with the job's id (a killed task report
 
 from __future__ import annotations
 
-import contextlib
 import pickle
-import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark import AccumulatorParam, SparkContext
+from pyspark import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.taskcontext import TaskContext
@@ -37,6 +37,8 @@ from icefloe.expressions import Expression, always_true
 from icefloe.io import FileIO
 from icefloe.io.locations import DefaultLocationProvider
 from icefloe.spark._conform import conform_column
+from icefloe.spark._jobs import delete_paths, job_group, wait_for_tasks
+from icefloe.spark._native_write import spark_writer_blocker, write_with_spark
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.types import to_spark_type
 from icefloe.spec import types as it
@@ -136,55 +138,28 @@ def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
     prepared = _conform(df, schema)
     io = table.io()
     operation_id = str(uuid.uuid4())
+    if spark_writer_blocker(metadata) is None:
+        return write_with_spark(prepared, metadata, io, operation_id)
     context = df.sparkSession.sparkContext
     written = context.accumulator([], PathList())
     task = _writer_task(io, metadata, operation_id, written)
     try:
-        with _job_group(context, f"icefloe-write-{operation_id}") as group:
+        with job_group(context, f"icefloe-write-{operation_id}") as group:
             rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
     except BaseException:
         # The job failed; tasks Spark is still killing may finish a file after this point,
         # and killed tasks never report theirs. Wait for them to stop, then delete what the
         # accumulator knows and every file named with this job's id.
-        _wait_for_tasks(context, group)
-        _delete(io, [*written.value, *job_files(io, metadata, operation_id)])
+        wait_for_tasks(context, group)
+        delete_paths(io, [*written.value, *job_files(io, metadata, operation_id)])
         raise
     files: list[DataFile] = [f for row in rows for f in pickle.loads(row[0])]
 
     def cleanup(committed: Sequence[str]) -> None:
         keep = set(committed)
-        _delete(io, [p for p in written.value if p not in keep])
+        delete_paths(io, [p for p in written.value if p not in keep])
 
     return files, cleanup
-
-
-@contextlib.contextmanager
-def _job_group(context: SparkContext, group: str) -> Iterator[str]:
-    """Run the jobs of the block in job group ``group`` (the previous group restored after)."""
-    keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
-    before = {key: context.getLocalProperty(key) for key in keys}
-    context.setJobGroup(group, "icefloe write", interruptOnCancel=True)
-    try:
-        yield group
-    finally:
-        for key, value in before.items():
-            context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None unsets it
-
-
-def _wait_for_tasks(context: SparkContext, group: str, timeout: float = 120.0) -> None:
-    """Wait (at most ``timeout`` seconds) until no task of the job group runs."""
-    tracker = context.statusTracker()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        active = 0
-        for job_id in tracker.getJobIdsForGroup(group):
-            job = tracker.getJobInfo(job_id)
-            for stage_id in job.stageIds if job is not None else ():
-                stage = tracker.getStageInfo(stage_id)
-                active += stage.numActiveTasks if stage is not None else 0
-        if active == 0:
-            return
-        time.sleep(0.2)
 
 
 def job_files(io: FileIO, metadata: TableMetadata, operation_id: str) -> list[str]:
@@ -199,11 +174,6 @@ def job_files(io: FileIO, metadata: TableMetadata, operation_id: str) -> list[st
         ]
     except Exception:  # a missing folder, a store that cannot list
         return []
-
-
-def _delete(io: FileIO, paths: Sequence[str]) -> None:
-    if paths:
-        io.delete_quietly(paths)  # a path already gone (a failed task removed it) is fine
 
 
 def _conform(df: DataFrame, schema: Schema) -> DataFrame:
