@@ -196,3 +196,12 @@ def test_rolls_by_the_tables_bytes_per_row(spark: Any, catalog: Catalog) -> None
         ids = pq.read_table(local_path(f.file_path)).column("id").to_pylist()
         assert ids == sorted(ids, reverse=True)
         assert f.sort_order_id == table.sort_order().order_id
+
+
+def test_empty_frame_writes_nothing(spark: Any, catalog: Catalog) -> None:
+    table = catalog.create_table("db.empty", FLAT)
+    frame = spark.createDataFrame(_flat_rows(10)).limit(0).repartition(2)
+    assert isp.write(frame, table) is None
+    assert table.refresh().current_snapshot() is None
+    data = Path(local_path(table.location())) / "data"
+    assert not data.exists() or not any(data.rglob("*.parquet"))

@@ -188,8 +188,9 @@ def write_with_spark(
         writer = writer.partitionBy(*group_names)
     spark = prepared.sparkSession
     context = spark.sparkContext
+    group = f"icefloe-write-{operation_id}"
     try:
-        with _SessionSettings(spark), job_group(context, f"icefloe-write-{operation_id}") as group:
+        with _SessionSettings(spark), job_group(context, group):
             writer.parquet(staging)
     except BaseException as exc:
         wait_for_tasks(context, group)
