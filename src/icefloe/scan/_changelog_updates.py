@@ -34,13 +34,10 @@ _DELETE = "DELETE"
 def remove_carryovers(changes: pa.Table, columns: Sequence[str]) -> pa.Table:
     """``changes`` (the rows of one commit, with ``_change_type``) without the DELETE / INSERT
     pairs that are equal on ``columns``; the other rows keep their order."""
-    if changes.num_rows == 0:
+    found = _change_kinds(changes)
+    if found is None:
         return changes
-    kinds = changes.column(_TYPE).to_numpy(zero_copy_only=False)
-    deleted = kinds == _DELETE
-    inserted = kinds == _INSERT
-    if not deleted.any() or not inserted.any():
-        return changes
+    _, deleted, inserted = found
     codes = row_codes([changes.column(name) for name in columns], changes.num_rows)
     size = int(codes.max()) + 1
     drop = np.zeros(changes.num_rows, dtype=bool)
@@ -67,13 +64,10 @@ def compute_updates(changes: pa.Table, identifier: Mapping[str, Sequence[int]]) 
         ValidationError: identifier values that both a DELETE and an INSERT have, more than
             once on one side (Spark: the rows must be unique by their identifier).
     """
-    if changes.num_rows == 0:
+    found = _change_kinds(changes)
+    if found is None:
         return changes
-    kinds = changes.column(_TYPE).to_numpy(zero_copy_only=False)
-    deleted = kinds == _DELETE
-    inserted = kinds == _INSERT
-    if not deleted.any() or not inserted.any():
-        return changes
+    kinds, deleted, inserted = found
     keys = {name: key_column(changes, path) for name, path in identifier.items()}
     codes = row_codes(list(keys.values()), changes.num_rows)
     size = int(codes.max()) + 1
@@ -138,3 +132,16 @@ def _column_codes(column: pa.Array) -> np.ndarray:
     encoded = pc.dictionary_encode(column, null_encoding="encode")
     codes: np.ndarray = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return codes
+
+
+def _change_kinds(changes: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The rows' change types, and which are DELETEs and which INSERTs; None when either kind
+    is missing (no pair to find)."""
+    if changes.num_rows == 0:
+        return None
+    kinds = changes.column(_TYPE).to_numpy(zero_copy_only=False)
+    deleted = kinds == _DELETE
+    inserted = kinds == _INSERT
+    if not deleted.any() or not inserted.any():
+        return None
+    return kinds, deleted, inserted

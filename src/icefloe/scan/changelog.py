@@ -387,21 +387,13 @@ def read_changelog(
     deletes = PositionDeletes(io, metadata)  # each delete file read once for all the tasks
     target = changelog_arrow_schema(read_schema)
     for task in tasks:
-        if isinstance(task, AddedRowsScanTask):
+        if isinstance(task, (AddedRowsScanTask, DeletedDataFileScanTask)):
+            # The file's rows less those its delete files delete: inserted rows that stayed
+            # (added files), or the rows that were live before the file was removed.
             batches = read_batches(
                 io,
                 metadata,
-                [task.file_task(task.deletes)],
-                read_schema,
-                case_sensitive=case_sensitive,
-                batch_size=batch_size,
-                deletes=deletes,
-            )
-        elif isinstance(task, DeletedDataFileScanTask):
-            batches = read_batches(
-                io,
-                metadata,
-                [task.file_task(task.existing_deletes)],
+                [task.file_task(task.referenced_delete_files)],
                 read_schema,
                 case_sensitive=case_sensitive,
                 batch_size=batch_size,

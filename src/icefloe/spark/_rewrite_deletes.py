@@ -45,6 +45,7 @@ from icefloe.expressions import AlwaysFalse, Expression, ResidualEvaluator, alwa
 from icefloe.io import FileIO
 from icefloe.manifests import read_manifest
 from icefloe.manifests.reader import manifest_records, read_manifest_bytes
+from icefloe.spark._action_options import FileSizeOptions, true_option
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.write import PathList
 from icefloe.spec.manifest import (
@@ -94,16 +95,6 @@ class _Group:
     sequence_number: int  # the highest data sequence number of the files
 
 
-def _int_option(options: dict[str, Any], name: str, default: int) -> int:
-    value = options.get(name, default)
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValidationError(
-            f"rewrite_position_deletes option '{name}' must be an integer, not {value!r}"
-        ) from None
-
-
 def rewrite_position_deletes(
     spark: SparkSession,
     table: Table | str,
@@ -141,16 +132,14 @@ def rewrite_position_deletes(
     snapshot = metadata.current_snapshot()
     if snapshot is None or metadata.format_version < 2:
         return result  # v1 tables have no delete files
-    target = _int_option(
+    sizes = FileSizeOptions.parse(
         opts,
-        "target-file-size-bytes",
         int(metadata.properties.get("write.delete.target-file-size-bytes", _DELETE_TARGET_DEFAULT)),
+        action="rewrite_position_deletes",
     )
-    min_size = _int_option(opts, "min-file-size-bytes", int(target * 0.75))
-    max_size = _int_option(opts, "max-file-size-bytes", int(target * 1.8))
-    min_inputs = _int_option(opts, "min-input-files", 5)
+    target, min_size, max_size, min_inputs = sizes.target, sizes.min_size, sizes.max_size, sizes.min_inputs
     to_dvs = metadata.format_version >= 3
-    rewrite_all = to_dvs or str(opts.get("rewrite-all", "false")).lower() == "true"
+    rewrite_all = to_dvs or true_option(opts, "rewrite-all")
     row_filter = always_true() if where is None else (parse(where) if isinstance(where, str) else where)
 
     io = resolved.io()

@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 from icefloe.errors import ValidationError
 from icefloe.expressions import Expression, always_true, parse
 from icefloe.scan import FileScanTask, plan_files
+from icefloe.spark._action_options import FileSizeOptions, int_option, true_option
 from icefloe.spark._expire import ExpireSnapshotsResult, expire_snapshots
 from icefloe.spark._orphans import RemoveOrphanFilesResult, remove_orphan_files
 from icefloe.spark._rewrite_deletes import RewritePositionDeletesResult, rewrite_position_deletes
@@ -68,16 +69,6 @@ class RewriteDataFilesResult:
     failed_groups: list[str] = field(default_factory=list)
 
 
-def _option(options: dict[str, Any], name: str, default: int) -> int:
-    value = options.get(name, default)
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValidationError(
-            f"rewrite_data_files option '{name}' must be an integer, not {value!r}"
-        ) from None
-
-
 def rewrite_data_files(
     spark: SparkSession,
     table: Table | str,
@@ -110,18 +101,15 @@ def rewrite_data_files(
     resolved = resolve_table(table)
     opts = dict(options or {})
     metadata = resolved.metadata
-    target = _option(
-        opts,
-        "target-file-size-bytes",
-        int(metadata.properties.get("write.target-file-size-bytes", _DEFAULT_TARGET)),
+    action = "rewrite_data_files"
+    sizes = FileSizeOptions.parse(
+        opts, int(metadata.properties.get("write.target-file-size-bytes", _DEFAULT_TARGET)), action=action
     )
-    min_size = _option(opts, "min-file-size-bytes", int(target * 0.75))
-    max_size = _option(opts, "max-file-size-bytes", int(target * 1.8))
-    min_inputs = _option(opts, "min-input-files", 5)
-    delete_threshold = _option(opts, "delete-file-threshold", 1)
-    rewrite_all = str(opts.get("rewrite-all", "false")).lower() == "true"
-    partial = str(opts.get("partial-progress.enabled", "false")).lower() == "true"
-    max_commits = _option(opts, "partial-progress.max-commits", 10)
+    target, min_size, max_size, min_inputs = sizes.target, sizes.min_size, sizes.max_size, sizes.min_inputs
+    delete_threshold = int_option(opts, "delete-file-threshold", 1, action=action)
+    rewrite_all = true_option(opts, "rewrite-all")
+    partial = true_option(opts, "partial-progress.enabled")
+    max_commits = int_option(opts, "partial-progress.max-commits", 10, action=action)
     result = RewriteDataFilesResult()
 
     snapshot = metadata.current_snapshot()
