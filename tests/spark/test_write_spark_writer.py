@@ -18,11 +18,12 @@ import pytest
 
 from icefloe import Catalog, Table
 from icefloe import spark as isp
-from icefloe.errors import UnsupportedFeatureError, ValidationError
+from icefloe.errors import CommitStateUnknownException, UnsupportedFeatureError, ValidationError
 from icefloe.io.local import local_path
 from icefloe.spark._native_write import WRITER_PROPERTY
 from spark.helpers import sorted_tuples, spark_rows
 from spark.test_read import ALL_TYPES
+from table.helpers import make_catalog, memory_backend
 
 # Every type of test_read.ALL_TYPES but the list and the map.
 FLAT = pa.schema([f for f in ALL_TYPES if f.name not in ("arr", "m")])
@@ -205,3 +206,28 @@ def test_empty_frame_writes_nothing(spark: Any, catalog: Catalog) -> None:
     assert table.refresh().current_snapshot() is None
     data = Path(local_path(table.location())) / "data"
     assert not data.exists() or not any(data.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("writer", ["spark", "icefloe"])
+def test_unknown_commit_outcome_keeps_the_files(spark: Any, warehouse: Path, writer: str) -> None:
+    """The catalog takes the commit but its answer is lost: the files may be (and here are)
+    referenced by the new snapshot, so neither writer nor a rewrite deletes them."""
+    catalog = make_catalog("memory", warehouse)
+    try:
+        table = catalog.create_table("db.unknown", FLAT, properties={WRITER_PROPERTY: writer})
+        source = _flat_rows(60)
+        memory_backend(catalog).commit_then_raise(1)
+        with pytest.raises(CommitStateUnknownException):
+            isp.write(spark.createDataFrame(source).repartition(2), table)
+        table = catalog.load_table("db.unknown")
+        assert sorted_tuples(table.new_scan().to_arrow()) == sorted_tuples(source)
+        memory_backend(catalog).commit_then_raise(1)
+        with pytest.raises(CommitStateUnknownException):
+            isp.actions.rewrite_data_files(
+                spark, table, options={"min-input-files": "1", "rewrite-all": "true"}
+            )
+        table = catalog.load_table("db.unknown")
+        assert table.current_snapshot().operation == "replace"
+        assert sorted_tuples(table.new_scan().to_arrow()) == sorted_tuples(source)
+    finally:
+        catalog.backend.close()

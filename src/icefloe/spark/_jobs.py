@@ -1,17 +1,19 @@
-"""Spark job plumbing shared by the writers (private): a job group to find a job's tasks, and
-waiting for the tasks Spark is killing after a failure, before deleting what they wrote."""
+"""Spark job plumbing shared by the writers (private): a job group to find a job's tasks,
+waiting for the tasks Spark is killing after a failure before deleting what they wrote, and
+deleting a failed commit's files only when the commit surely did not land."""
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from pyspark import SparkContext
 
+from icefloe.errors import CommitStateUnknownException
 from icefloe.io import FileIO
 
-__all__ = ["delete_paths", "job_group", "wait_for_tasks"]
+__all__ = ["delete_paths", "job_group", "removed_unless_committed", "wait_for_tasks"]
 
 
 @contextlib.contextmanager
@@ -46,3 +48,18 @@ def wait_for_tasks(context: SparkContext, group: str, timeout: float = 120.0) ->
 def delete_paths(io: FileIO, paths: Sequence[str]) -> None:
     if paths:
         io.delete_quietly(paths)  # a path already gone (a failed task removed it) is fine
+
+
+@contextlib.contextmanager
+def removed_unless_committed(cleanup: Callable[[], object]) -> Iterator[None]:
+    """Call ``cleanup`` (deleting the files written for a commit) when the commit in the block
+    fails, then re-raise. Not when its outcome is unknown (``CommitStateUnknownException``, or
+    an interrupt such as Ctrl-C mid-commit): the snapshot may have landed and reference the
+    files, and deleting them would leave the table unreadable; they are orphans at worst."""
+    try:
+        yield
+    except CommitStateUnknownException:
+        raise
+    except Exception:
+        cleanup()
+        raise

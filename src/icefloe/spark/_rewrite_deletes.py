@@ -46,6 +46,7 @@ from icefloe.io import FileIO
 from icefloe.manifests import read_manifest
 from icefloe.manifests.reader import manifest_records, read_manifest_bytes
 from icefloe.spark._action_options import FileSizeOptions, true_option
+from icefloe.spark._jobs import removed_unless_committed
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.write import PathList
 from icefloe.spec.manifest import (
@@ -166,7 +167,7 @@ def rewrite_position_deletes(
     started = time.perf_counter()
     data_manifests = [m for m in manifests if m.content == ManifestContent.DATA]
     added, cleanup = _rewrite(spark, io, metadata, groups, data_manifests, with_vectors, target, to_dvs)
-    try:
+    with removed_unless_committed(lambda: cleanup(committed=())):
         rewrite = resolved.new_rewrite()
         rewrite.validate_from_snapshot(snapshot.snapshot_id)
         for group in groups:
@@ -175,9 +176,6 @@ def rewrite_position_deletes(
         for index, file in added:
             rewrite.add_file(file, groups[index].sequence_number)
         rewrite.commit()
-    except BaseException:
-        cleanup(committed=())
-        raise
     cleanup(committed=[f.file_path for _, f in added])
     result.rewritten_delete_files_count = sum(len(g.files) for g in groups)
     result.rewritten_bytes_count = sum(f.file_size_in_bytes for g in groups for f in g.files)

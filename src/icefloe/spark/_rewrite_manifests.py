@@ -26,6 +26,7 @@ from pyspark.sql import SparkSession
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.io import FileIO, metadata_location
 from icefloe.manifests import ManifestWriter, read_manifest
+from icefloe.spark._jobs import removed_unless_committed
 from icefloe.spark.tables import resolve_table
 from icefloe.spec.manifest import ManifestContent, ManifestEntry, ManifestFile
 from icefloe.spec.table_metadata import TableMetadata
@@ -111,16 +112,13 @@ def rewrite_manifests(
         return result
     started = time.perf_counter()
     written = _write_manifests(spark, io, metadata, spec_id, matching, outputs)
-    try:
+    with removed_unless_committed(lambda: io.delete_quietly([m.manifest_path for m in written])):
         op = resolved.rewrite_manifests()
         for manifest in matching:
             op = op.delete_manifest(manifest)
         for manifest in written:
             op = op.add_manifest(manifest)
         op.commit()
-    except BaseException:
-        io.delete_quietly([m.manifest_path for m in written])
-        raise
     # A v1 table without snapshot id inheritance commits copies: ours are then unused.
     current = resolved.current_snapshot()
     used = {m.manifest_path for m in current.all_manifests(io)} if current is not None else set()

@@ -28,7 +28,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from icefloe.errors import ValidationError
+from icefloe.errors import CommitStateUnknownException, ValidationError
 from icefloe.expressions import Expression, always_true, parse
 from icefloe.scan import FileScanTask, plan_files
 from icefloe.spark._action_options import FileSizeOptions, int_option, true_option
@@ -178,6 +178,8 @@ def rewrite_data_files(
                 [*old, *dangling], list(files), data_sequence_number=snapshot.sequence_number
             )
             rewrite.commit()
+        except CommitStateUnknownException:
+            raise  # the snapshot may have landed: its files must stay
         except Exception as exc:
             cleanup(committed=())
             if not partial:

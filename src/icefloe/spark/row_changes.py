@@ -21,6 +21,7 @@ from icefloe.errors import ValidationError
 from icefloe.expressions import Expression, always_true, bind, parse
 from icefloe.expressions.model import AlwaysTrue
 from icefloe.scan import FileScanTask, plan_files
+from icefloe.spark._jobs import removed_unless_committed
 from icefloe.spark.filters import to_spark_filter
 from icefloe.spark.paths import reported_path
 from icefloe.spark.read import FILE_COLUMN, POSITION_COLUMN, read_tasks
@@ -109,6 +110,11 @@ def apply_change(
     written = WrittenFiles()
     cleanups: list[Any] = []
     added: list[Any] = []
+
+    def remove_written() -> None:
+        for cleanup in cleanups:
+            cleanup(committed=())
+
     try:
         if new_rows is not None:
             files, cleanup = write_data_frame(new_rows, table)
@@ -129,10 +135,9 @@ def apply_change(
             cleanups.append(cleanup)
     except BaseException:
         table.io().delete_quietly(written.paths())
-        for cleanup in cleanups:
-            cleanup(committed=())
+        remove_written()
         raise
-    try:
+    with removed_unless_committed(remove_written):
         result = commit_row_change(
             table,
             found,
@@ -142,10 +147,6 @@ def apply_change(
             conflict_filter=conflict_filter,
             new_rows=added,
         )
-    except BaseException:
-        for cleanup in cleanups:
-            cleanup(committed=())
-        raise
     committed = [f.file_path for f in [*written.data, *added]]
     for cleanup in cleanups:
         cleanup(committed=committed)

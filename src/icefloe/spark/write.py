@@ -37,7 +37,7 @@ from icefloe.expressions import Expression, always_true
 from icefloe.io import FileIO
 from icefloe.io.locations import DefaultLocationProvider
 from icefloe.spark._conform import conform_column
-from icefloe.spark._jobs import delete_paths, job_group, wait_for_tasks
+from icefloe.spark._jobs import delete_paths, job_group, removed_unless_committed, wait_for_tasks
 from icefloe.spark._native_write import spark_writer_blocker, write_with_spark
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.types import to_spark_type
@@ -95,7 +95,7 @@ def write(
         raise ValidationError(f"where= is only for mode='overwrite', not '{mode}'")
     resolved = resolve_table(table)
     files, cleanup = write_data_frame(df, resolved)
-    try:
+    with removed_unless_committed(lambda: cleanup(committed=())):
         if mode == "append":
             if not files:
                 return None
@@ -116,9 +116,6 @@ def write(
                 op = op.add_file(file)
         op.delete_on_failure([f.file_path for f in files])
         op.commit()
-    except BaseException:
-        cleanup(committed=())
-        raise
     cleanup(committed=[f.file_path for f in files])
     return resolved.current_snapshot()
 
@@ -143,8 +140,9 @@ def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
     context = df.sparkSession.sparkContext
     written = context.accumulator([], PathList())
     task = _writer_task(io, metadata, operation_id, written)
+    group = f"icefloe-write-{operation_id}"
     try:
-        with job_group(context, f"icefloe-write-{operation_id}") as group:
+        with job_group(context, group):
             rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
     except BaseException:
         # The job failed; tasks Spark is still killing may finish a file after this point,
