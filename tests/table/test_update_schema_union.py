@@ -154,6 +154,19 @@ def test_union_refuses_incompatible_types(
         )
 
 
+def test_refused_union_leaves_the_update_as_it_was(memory_catalog: Catalog) -> None:
+    # The union adds ``extra`` before it reaches the refused long -> string change.
+    table = _table(memory_catalog, NestedField(1, "id", LongType()))
+    update = table.update_schema().add_column("kept", IntegerType())
+    with pytest.raises(ValidationError, match="long -> string"):
+        update.union_by_name_with(
+            Schema(NestedField(1, "extra", StringType()), NestedField(2, "id", StringType()))
+        )
+    assert [f.name for f in update.apply().fields] == ["id", "kept"]
+    update.commit()
+    assert [f.name for f in table.refresh().schema().fields] == ["id", "kept"]
+
+
 def test_union_relaxes_requiredness_and_takes_docs(memory_catalog: Catalog) -> None:
     existing = [
         NestedField(1, "a", IntegerType(), True, doc="old"),

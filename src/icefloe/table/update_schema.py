@@ -97,7 +97,13 @@ class UpdateSchema(PendingUpdate[Schema]):
 
     def _record(self, method: str, *args: Any, **kwargs: Any) -> UpdateSchema:
         self._check_mutable()
-        _apply_change(self._changes, method, args, kwargs)
+        try:
+            _apply_change(self._changes, method, args, kwargs)
+        except Exception:
+            # A refused call must leave the update as it was: union_by_name_with, for one, can
+            # fail after adding some columns.
+            self._changes = _replay(self._changes.base, self._log)
+            raise
         self._log.append((method, args, kwargs))
         return self
 
@@ -255,15 +261,12 @@ class UpdateSchema(PendingUpdate[Schema]):
         if base is self._changes.base:
             return self._changes
         # A retry, or a commit after the table moved on: replay the changes on the new schema.
-        changes = SchemaChanges(base)
-        for method, args, kwargs in self._log:
-            try:
-                _apply_change(changes, method, args, kwargs)
-            except ValidationError as e:
-                raise ValidationException(
-                    f"schema update conflicts with the table's current schema {base.current_schema_id}: {e}"
-                ) from e
-        return changes
+        try:
+            return _replay(base, self._log)
+        except ValidationError as e:
+            raise ValidationException(
+                f"schema update conflicts with the table's current schema {base.current_schema_id}: {e}"
+            ) from e
 
     def _produce(self, base: TableMetadata) -> Changes:
         changes = self._changes_for(base)
@@ -286,6 +289,14 @@ class UpdateSchema(PendingUpdate[Schema]):
 
     def _result(self, base: TableMetadata, changes: Changes) -> Schema:
         return changes.apply_to(base).schema()
+
+
+def _replay(base: TableMetadata, log: list[tuple[str, tuple[Any, ...], dict[str, Any]]]) -> SchemaChanges:
+    """The changes of ``log`` applied afresh to ``base``."""
+    changes = SchemaChanges(base)
+    for method, args, kwargs in log:
+        _apply_change(changes, method, args, kwargs)
+    return changes
 
 
 def _apply_change(changes: SchemaChanges, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
