@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -27,9 +28,10 @@ from icefloe.scan import (
     DeletedDataFileScanTask,
     DeletedRowsScanTask,
 )
+from icefloe.scan._changelog_updates import remove_carryovers
 from icefloe.spec.manifest import FileFormat
 from icefloe.spec.schema import Schema
-from icefloe.spec.types import DoubleType, LongType, NestedField, StringType
+from icefloe.spec.types import DoubleType, ListType, LongType, NestedField, StringType
 from scan.changelog_helpers import (
     add_rows_and_delete_some,
     compact_partition,
@@ -407,6 +409,30 @@ def test_compute_updates_needs_unique_identifiers(tmp_path: Path) -> None:
     start = table.snapshots()[0].snapshot_id
     with pytest.raises(ValidationError, match="identifier"):
         scan.from_snapshot_exclusive(start).compute_updates("id").to_arrow()
+
+
+def test_compute_updates_refuses_columns_inside_lists_and_maps(tmp_path: Path) -> None:
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=True),
+        NestedField(2, "tags", ListType(3, StringType())),
+    )
+    table = make_catalog("sql", tmp_path).create_table("db.tagged", schema)
+    with pytest.raises(ValidationError, match=r"'tags\.element' is inside a list or map"):
+        table.new_incremental_changelog_scan().compute_updates("tags.element")
+
+
+def test_carryovers_match_nans_of_any_bit_pattern() -> None:
+    # A rewrite that canonicalises NaNs still carries the row over unchanged.
+    quiet_nan, other_nan = np.array([0x7FF8000000000000, 0x7FF8000000000001], dtype=np.int64).view(np.float64)
+    changes = pa.table(
+        {
+            "id": [1, 1, 2],
+            "f": pa.array([other_nan, quiet_nan, 1.0]),
+            "_change_type": ["DELETE", "INSERT", "DELETE"],
+        }
+    )
+    kept = remove_carryovers(changes, ["id", "f"])
+    assert kept.column("id").to_pylist() == [2]
 
 
 def test_compute_updates_defaults_to_the_identifier_fields(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["EqualityDeleteSet", "key_column"]
+__all__ = ["EqualityDeleteSet", "key_column", "normalized_for_equality"]
 
 _CANONICAL_NAN = {
     4: np.array([0x7FC00000], dtype=np.uint32).view(np.int32)[0],
@@ -43,7 +43,7 @@ def key_column(data: pa.RecordBatch | pa.Table, index_path: Sequence[int]) -> pa
     return column
 
 
-def _normalized(array: pa.Array | pa.ChunkedArray) -> pa.Array:
+def normalized_for_equality(array: pa.Array | pa.ChunkedArray) -> pa.Array:
     """``array`` in a form whose Arrow equality is Iceberg's delete equality."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
@@ -77,7 +77,7 @@ class EqualityDeleteSet:
         if len(field_ids) != len(keys) or not keys:
             raise ValueError("an equality delete set needs one key array per delete column")
         self.field_ids = tuple(field_ids)
-        normalized = [_normalized(k) for k in keys]
+        normalized = [normalized_for_equality(k) for k in keys]
         # Per column, the distinct values (null included once) the data is looked up in.
         self._dictionaries = [pc.unique(column) for column in normalized]
         # Combining column codes pairwise, each step keeping only the combinations the delete
@@ -112,9 +112,9 @@ class EqualityDeleteSet:
         count = len(columns[0])
         if self._distinct == 0 or count == 0:
             return np.zeros(count, dtype=bool)
-        codes, candidate = self._lookup(_normalized(columns[0]), 0)
+        codes, candidate = self._lookup(normalized_for_equality(columns[0]), 0)
         for index, (radix, known) in enumerate(self._steps, start=1):
-            more, found = self._lookup(_normalized(columns[index]), index)
+            more, found = self._lookup(normalized_for_equality(columns[index]), index)
             candidate &= found
             combined = codes * radix + more
             at = np.minimum(np.searchsorted(known, combined), len(known) - 1)

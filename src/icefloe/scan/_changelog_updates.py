@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe.arrow.equality import key_column
+from icefloe.arrow.equality import key_column, normalized_for_equality
 from icefloe.errors import ValidationError
 
 __all__ = ["compute_updates", "remove_carryovers"]
@@ -125,8 +125,8 @@ def row_codes(columns: Sequence[pa.Array | pa.ChunkedArray], num_rows: int) -> n
 
 
 def _column_codes(column: pa.Array) -> np.ndarray:
-    if isinstance(column.type, pa.BaseExtensionType):
-        column = column.storage
+    # As equality deletes compare: extension types by storage, every NaN one value.
+    column = normalized_for_equality(column)
     if pa.types.is_nested(column.type):
         column = pa.array([repr(value) for value in column.to_pylist()], pa.string())
     encoded = pc.dictionary_encode(column, null_encoding="encode")

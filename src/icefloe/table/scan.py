@@ -53,6 +53,7 @@ from icefloe.scan import (
 from icefloe.scan.changelog import CHANGE_ORDINAL, compute_updates, index_path, remove_carryovers
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
+from icefloe.spec.types import StructType
 
 if TYPE_CHECKING:
     from icefloe.table.table import Table
@@ -488,15 +489,22 @@ class IncrementalChangelogScan(_IncrementalScan):
             identifier_columns = tuple(identifier_columns[0])
         schema = self._table_schema()
         if not identifier_columns:
-            names = schema.id_to_name()
-            identifier_columns = tuple(names[i] for i in schema.identifier_field_ids)
+            identifier_columns = tuple(schema.identifier_field_names())
             if not identifier_columns:
                 raise ValidationError(
                     f"table {self.table.name()} has no identifier fields: name the columns that "
                     "identify a row to compute updates"
                 )
         for name in identifier_columns:
-            schema.select(name, case_sensitive=self.is_case_sensitive)  # raises for an unknown column
+            column = schema.field(name, case_sensitive=self.is_case_sensitive)  # raises for an unknown one
+            parent = schema.parent_id(column.field_id)
+            while parent is not None:
+                if not isinstance(schema.field(parent).field_type, StructType):
+                    raise ValidationError(
+                        f"identifier column '{name}' is inside a list or map; compute updates by "
+                        "top-level columns or fields of structs"
+                    )
+                parent = schema.parent_id(parent)
         return replace(self, carryovers_removed=True, update_columns=tuple(identifier_columns))
 
     # ---- what the scan reads -----------------------------------------------------------------
