@@ -441,6 +441,10 @@ def _newly_deleted(
     added = task.file_task(task.added_deletes)
     positions = deletes.for_task(added)
     equality = deletes.equality_for_task(added, read_schema)
+    if positions is None and not equality:
+        # The added deletes name none of this file's rows (a partition-scoped position
+        # delete file that lists other files): nothing to read.
+        return
     schema = with_fields(read_schema, [ROW_POSITION_ID], [Schema(_POS)])
     if equality:
         schema = with_fields(schema, [i for e in equality for i in e.field_ids], [e.schema for e in equality])
