@@ -117,6 +117,15 @@ class MergingSnapshotProducer(SnapshotProducer):
             self._added_deletes[file_key(file)] = (file, data_sequence_number)  # type: ignore[assignment]
         self._invalidate_new()
 
+    def _added_dv_targets(self) -> list[str]:
+        """The data files the deletion vectors this operation adds point at (for the check
+        that no concurrent commit added a DV for one of them: readers apply one per file)."""
+        return [
+            f.referenced_data_file
+            for f, _ in self._added_deletes.values()
+            if f.is_deletion_vector and f.referenced_data_file
+        ]
+
     def _check_delete_file(self, file: ContentFile) -> None:
         version = self._base.format_version
         if version < 2:

@@ -109,10 +109,6 @@ class RewriteFiles(MergingSnapshotProducer):
         # v3: a rewrite that writes deletion vectors (e.g. position deletes turned into DVs)
         # must not race a commit that added a DV for the same data file: readers take one DV
         # per data file, so the other one's deletes would be silently lost.
-        dv_targets = [
-            f.referenced_data_file
-            for f, _ in self._added_deletes.values()
-            if f.is_deletion_vector and f.referenced_data_file
-        ]
+        dv_targets = self._added_dv_targets()
         if dv_targets:
             self._conflicts(base, parent).added_dvs(dv_targets, None)

@@ -135,12 +135,7 @@ class RowDelta(MergingSnapshotProducer):
                     list(self._removed_data_files.values()), self._conflict_filter
                 )
             conflicts.no_new_delete_files(self._conflict_filter)
-        dv_targets = [
-            f.referenced_data_file
-            for f, _ in self._added_deletes.values()
-            if f.is_deletion_vector and f.referenced_data_file
-        ]
-        conflicts.added_dvs(dv_targets, self._conflict_filter)
+        conflicts.added_dvs(self._added_dv_targets(), self._conflict_filter)
         removed = set(self._removed_data_files)
         for delete, _ in self._added_deletes.values():
             if delete.referenced_data_file in removed:
