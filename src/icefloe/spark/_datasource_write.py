@@ -24,19 +24,17 @@ import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import datasource as ds
 from pyspark.sql import types as st
 
 from icefloe.errors import ValidationError
-from icefloe.expressions import always_true
 from icefloe.io import load_file_io
 from icefloe.io.locations import metadata_location
 from icefloe.spark._datasource_common import TableRef
 from icefloe.spark.types import to_spark_type
-from icefloe.spark.write import job_files, write_task_files
+from icefloe.spark.write import commit_files, job_files, write_task_files
 from icefloe.spec import types as it
 from icefloe.spec.manifest import DataFile
 from icefloe.spec.schema import Schema
@@ -100,33 +98,6 @@ class _TaskWriter:
             self._metadata.location, self._metadata.properties, f"icefloe-aborted-{self._write_id}.marker"
         )
 
-    def _commit(self, table: Table, files: list[DataFile], mode: str, summary: Mapping[str, str]) -> None:
-        """Commit ``files`` in one snapshot (none for an append or a partition replacement
-        without files)."""
-        op: Any
-        if mode == "append":
-            if not files:
-                return
-            op = table.new_append()
-            for file in files:
-                op = op.append_file(file)
-        elif mode == "overwrite":
-            op = table.new_overwrite().overwrite_by_row_filter(always_true())
-            for file in files:
-                op = op.add_file(file)
-        else:
-            if not files:
-                return
-            op = table.new_replace_partitions()
-            for file in files:
-                op = op.add_file(file)
-        for key, value in summary.items():
-            op = op.set(key, value)
-        if self._branch:
-            op = op.to_branch(self._branch)
-        op.delete_on_failure([f.file_path for f in files])
-        op.commit()
-
     def _delete(self, files: list[DataFile], *, listed: bool = False) -> None:
         """Delete ``files``; with ``listed``, also every file under the table's data location
         named with this write's id (tasks that finished when the job failed are not in the
@@ -167,7 +138,13 @@ class IcefloeWriter(_TaskWriter, ds.DataSourceArrowWriter):
         return self._write_batches(iterator)
 
     def commit(self, messages: list[ds.WriterCommitMessage | None]) -> None:
-        self._commit(self._ref.load(), _files(messages), self._mode, {WRITE_ID_KEY: self._write_id})
+        commit_files(
+            self._ref.load(),
+            _files(messages),
+            self._mode,
+            summary={WRITE_ID_KEY: self._write_id},
+            branch=self._branch,
+        )
 
     def abort(self, messages: list[ds.WriterCommitMessage | None]) -> None:
         if not self._committed():
@@ -212,7 +189,7 @@ class IcefloeStreamWriter(_TaskWriter, ds.DataSourceStreamArrowWriter):
             self._delete(files)
             return
         summary = {QUERY_ID_KEY: self._query_id, EPOCH_ID_KEY: str(batchId)}
-        self._commit(table, files, self._mode, summary)
+        commit_files(table, files, self._mode, summary=summary, branch=self._branch)
 
     def abort(self, messages: list[ds.WriterCommitMessage | None], batchId: int) -> None:
         files = _files(messages)

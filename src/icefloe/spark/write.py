@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pickle
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -49,7 +49,7 @@ from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.table import Table
 from icefloe.write.parquet import file_name_prefix, write_data_files
 
-__all__ = ["MODES", "PathList", "job_files", "write", "write_data_frame", "write_task_files"]
+__all__ = ["MODES", "PathList", "commit_files", "job_files", "write", "write_data_frame", "write_task_files"]
 
 #: The write modes: add rows; replace all rows (or those ``where`` matches); replace the
 #: partitions the new rows fall in.
@@ -96,28 +96,56 @@ def write(
     resolved = resolve_table(table)
     files, cleanup = write_data_frame(df, resolved)
     with removed_unless_committed(lambda: cleanup(committed=())):
-        if mode == "append":
-            if not files:
-                return None
-            op: Any = resolved.new_append()
-            for file in files:
-                op = op.append_file(file)
-        elif mode == "overwrite":
-            op = resolved.new_overwrite().overwrite_by_row_filter(
-                where if where is not None else always_true()
-            )
-            for file in files:
-                op = op.add_file(file)
-        else:
-            if not files:
-                return None
-            op = resolved.new_replace_partitions()
-            for file in files:
-                op = op.add_file(file)
-        op.delete_on_failure([f.file_path for f in files])
-        op.commit()
+        if not commit_files(resolved, files, mode, where=where):
+            return None
     cleanup(committed=[f.file_path for f in files])
     return resolved.current_snapshot()
+
+
+def commit_files(
+    table: Table,
+    files: Sequence[DataFile],
+    mode: str,
+    *,
+    where: Expression | str | None = None,
+    summary: Mapping[str, str] | None = None,
+    branch: str | None = None,
+) -> bool:
+    """Commit ``files`` in one snapshot of ``mode`` (see :func:`write`); the operation deletes
+    them when the commit surely failed. Shared with the ``icefloe`` data source.
+
+    Args:
+        summary: extra snapshot summary properties.
+        branch: the branch to commit to (default ``main``).
+
+    Returns:
+        False when there was nothing to commit: an append or a partition replacement without
+        files (an overwrite without files still removes the rows it replaces).
+    """
+    op: Any
+    if mode == "append":
+        if not files:
+            return False
+        op = table.new_append()
+        for file in files:
+            op = op.append_file(file)
+    elif mode == "overwrite":
+        op = table.new_overwrite().overwrite_by_row_filter(where if where is not None else always_true())
+        for file in files:
+            op = op.add_file(file)
+    else:
+        if not files:
+            return False
+        op = table.new_replace_partitions()
+        for file in files:
+            op = op.add_file(file)
+    for key, value in (summary or {}).items():
+        op = op.set(key, value)
+    if branch:
+        op = op.to_branch(branch)
+    op.delete_on_failure([f.file_path for f in files])
+    op.commit()
+    return True
 
 
 def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
