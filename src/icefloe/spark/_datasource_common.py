@@ -30,6 +30,7 @@ from icefloe.table.table import Table
 __all__ = [
     "CATALOG_OPTION",
     "CATALOG_PROPERTY_PREFIX",
+    "SPLIT_OPTIONS",
     "TableRef",
     "arrow_target",
     "bool_option",
@@ -39,6 +40,8 @@ __all__ = [
     "to_spark_batch",
 ]
 
+#: The options that size a read's splits (the table's ``read.split.*`` properties otherwise).
+SPLIT_OPTIONS = ("split-size", "lookback", "file-open-cost")
 #: Option naming a catalog configured for ``icefloe.load_catalog`` (default: the default one).
 CATALOG_OPTION = "catalog"
 #: Options ``catalog.<key>`` are catalog properties passed to ``load_catalog`` (``catalog.type``,

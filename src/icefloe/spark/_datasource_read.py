@@ -46,7 +46,7 @@ from icefloe.io import FileIO
 from icefloe.scan import read_batches, referenced_columns
 from icefloe.scan.splitting import CombinedScanTask
 from icefloe.scan.tasks import FileScanTask
-from icefloe.spark._datasource_common import TableRef, arrow_target, int_option, to_spark_batch
+from icefloe.spark._datasource_common import SPLIT_OPTIONS, TableRef, arrow_target, int_option, to_spark_batch
 from icefloe.spec import types as it
 from icefloe.spec.schema import Schema
 from icefloe.spec.table_metadata import TableMetadata
@@ -63,9 +63,6 @@ __all__ = [
     "read_partition",
     "to_iceberg_filter",
 ]
-
-#: Scan options passed through to icefloe's split planning.
-_SPLIT_OPTIONS = ("split-size", "lookback", "file-open-cost")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +85,7 @@ class ReadOptions:
             branch=options.get("branch") or None,
             tag=options.get("tag") or None,
             filter=options.get("filter") or None,
-            split_options=tuple((k, options[k]) for k in _SPLIT_OPTIONS if options.get(k)),
+            split_options=tuple((k, options[k]) for k in SPLIT_OPTIONS if options.get(k)),
         )
         chosen = [
             name

@@ -33,6 +33,7 @@ from icefloe.scan import plan_task_groups
 from icefloe.scan.splitting import SplitOptions
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spark._datasource_common import (
+    SPLIT_OPTIONS,
     TableRef,
     arrow_target,
     bool_option,
@@ -56,7 +57,6 @@ SKIP_DELETE_OPTION = "streaming-skip-delete-snapshots"
 START_TIMESTAMP_OPTION = "stream-from-timestamp"
 #: The offset before the first snapshot.
 BEFORE_HISTORY: dict[str, int] = {"snapshot_id": -1, "sequence": 0}
-_SPLIT_OPTIONS = ("split-size", "lookback", "file-open-cost")
 
 
 def _offset(snapshot: Snapshot) -> dict[str, int]:
@@ -86,7 +86,7 @@ class IcefloeStreamReader(ds.DataSourceStreamReader, SupportsTriggerAvailableNow
         self._skip_overwrite = bool_option(options, SKIP_OVERWRITE_OPTION)
         self._skip_delete = bool_option(options, SKIP_DELETE_OPTION)
         self._start_ms = int_option(options, START_TIMESTAMP_OPTION)
-        self._split_options = {k: options[k] for k in _SPLIT_OPTIONS if options.get(k)}
+        self._split_options = {k: options[k] for k in SPLIT_OPTIONS if options.get(k)}
         self._table: Table | None = table
         self._available_now: dict[str, int] | None = None
 

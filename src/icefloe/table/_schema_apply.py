@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from enum import Enum
 
 from icefloe.errors import ValidationError
+from icefloe.spec.name_mapping import TOP_LEVEL_PARENT_ID
 from icefloe.spec.types import IcebergType, ListType, MapType, NestedField, StructType
 
 __all__ = ["TABLE_ROOT_ID", "Move", "MoveKind", "apply_changes", "check_unique_names"]
 
 #: The parent id of top-level columns (the same as the name mapping's top-level parent id).
-TABLE_ROOT_ID = -1
+TABLE_ROOT_ID = TOP_LEVEL_PARENT_ID  # update_mapping takes the same parent key
 
 
 class MoveKind(Enum):

@@ -225,7 +225,7 @@ class SchemaChanges:
             raise ValidationError(f"cannot rename missing column: {name}")
         if field.field_id in self.deletes:
             raise ValidationError(f"cannot rename a column that will be deleted: {field.name}")
-        self._check_not_collection_part(field.field_id, name, "rename", element_and_value=True)
+        self._check_not_collection_part(field.field_id, name, "rename")
         current = self.updates.get(field.field_id, field)
         self.updates[field.field_id] = dataclasses.replace(current, name=new_name)
         # As Java: an identifier field named by its old name stays an identifier field. Names
@@ -239,7 +239,7 @@ class SchemaChanges:
                     self._identifiers[i] = target.field_id
 
     def update_column(self, name: str, new_type: IcebergType | str) -> None:
-        field = self._find_for_update(name, "update")
+        field = self._find_for_update(name)
         target = to_type(new_type)
         if not isinstance(target, PrimitiveType):
             raise ValidationError(
@@ -263,13 +263,13 @@ class SchemaChanges:
 
     def update_column_doc(self, name: str, doc: str | None) -> None:
         check_doc(doc)
-        field = self._find_for_update(name, "update")
+        field = self._find_for_update(name)
         if field.doc == doc:
             return
         self.updates[field.field_id] = dataclasses.replace(field, doc=doc)
 
     def update_column_default(self, name: str, default: Any) -> None:
-        field = self._find_for_update(name, "update")
+        field = self._find_for_update(name)
         value = convert_default(name, field.field_type, default)
         if value is not None and self.format_version < DEFAULT_VALUES_MIN_FORMAT_VERSION:
             raise ValidationError(
@@ -282,7 +282,7 @@ class SchemaChanges:
         self.updates[field.field_id] = dataclasses.replace(field, write_default=value)
 
     def set_requirement(self, name: str, *, required: bool) -> None:
-        field = self._find_for_update(name, "update", check_deleted=False)
+        field = self._find_for_update(name, check_deleted=False)
         if field.required == required:
             return  # a no-op is allowed even without allow_incompatible_changes (as Java)
         defaulted_add = self._key(name) in self.added_name_to_id and field.initial_default is not None
@@ -437,9 +437,7 @@ class SchemaChanges:
             child = parent_id
         return None
 
-    def _check_not_collection_part(
-        self, field_id: int, name: str, verb: str, *, element_and_value: bool = False
-    ) -> None:
+    def _check_not_collection_part(self, field_id: int, name: str, verb: str) -> None:
         """Java refuses changes to map keys, deleting list elements and map values; renaming
         them (which Java ignores) is refused here too."""
         if self._map_key_of(field_id) is not None:
@@ -448,12 +446,12 @@ class SchemaChanges:
         if parent_id is None:
             return
         parent_type = self._by_id[parent_id].field_type
-        if isinstance(parent_type, ListType) and (verb == "delete" or element_and_value):
+        if isinstance(parent_type, ListType):
             raise ValidationError(f"cannot {verb} the element of a list: {name}")
-        if isinstance(parent_type, MapType) and (verb == "delete" or element_and_value):
+        if isinstance(parent_type, MapType):
             raise ValidationError(f"cannot {verb} the value of a map: {name}")
 
-    def _find_for_update(self, name: str, verb: str, *, check_deleted: bool = True) -> NestedField:
+    def _find_for_update(self, name: str, *, check_deleted: bool = True) -> NestedField:
         """The field as this update leaves it so far: an existing field with its pending
         changes, or a field added in this update (Java's ``findForUpdate``)."""
         existing = self._find(name)
@@ -464,7 +462,7 @@ class SchemaChanges:
         else:
             added = self.added_name_to_id.get(self._key(name))
             if added is None:
-                raise ValidationError(f"cannot {verb} missing column: {name}")
+                raise ValidationError(f"cannot update missing column: {name}")
             field = self.updates[added]
         if check_deleted and field.field_id in self.deletes:
             raise ValidationError(f"cannot update a column that will be deleted: {field.name}")
