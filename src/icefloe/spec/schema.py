@@ -177,6 +177,7 @@ class Schema:
         "_by_name",
         "_by_name_lower",
         "_fields",
+        "_names",
         "_parents",
         "identifier_field_ids",
         "schema_id",
@@ -186,6 +187,7 @@ class Schema:
     _by_name: dict[str, int] | None
     _by_name_lower: dict[str, int] | None
     _parents: dict[int, int] | None
+    _names: dict[int, str] | None
     # Declared for type checkers (the slots are set in __init__ through object.__setattr__).
     schema_id: int
     identifier_field_ids: tuple[int, ...]
@@ -201,7 +203,7 @@ class Schema:
         object.__setattr__(self, "_fields", tuple(fields))
         object.__setattr__(self, "schema_id", schema_id)
         object.__setattr__(self, "identifier_field_ids", tuple(identifier_field_ids))
-        for name in ("_by_id", "_by_name", "_by_name_lower", "_parents"):
+        for name in ("_by_id", "_by_name", "_by_name_lower", "_parents", "_names"):
             object.__setattr__(self, name, None)
         self._validate()
 
@@ -303,12 +305,20 @@ class Schema:
 
     def find_column_name(self, field_id: int) -> str | None:
         """The full dotted name of the field with this id (canonical form), or None."""
-        return self.id_to_name().get(field_id)
+        return self._name_by_id().get(field_id)
 
     def id_to_name(self) -> dict[int, str]:
         """Canonical full names by field id: the names on the path, joined with dots (a name
-        that itself contains a dot stays as it is, as in Java)."""
-        return {field.field_id: ".".join(path) for path, field, _ in _walk_fields(self.as_struct())}
+        that itself contains a dot stays as it is, as in Java). A copy: callers may change it."""
+        return dict(self._name_by_id())
+
+    def _name_by_id(self) -> dict[int, str]:
+        # Built once: find_column_name is called per field in loops (schema updates, unions).
+        names = self._names
+        if names is None:
+            names = {field.field_id: ".".join(path) for path, field, _ in _walk_fields(self.as_struct())}
+            object.__setattr__(self, "_names", names)
+        return names
 
     @property
     def column_names(self) -> list[str]:
