@@ -46,9 +46,9 @@ from icefloe.io import FileIO
 from icefloe.manifests import read_manifest
 from icefloe.manifests.reader import manifest_records, read_manifest_bytes
 from icefloe.spark._action_options import FileSizeOptions, true_option
-from icefloe.spark._jobs import removed_unless_committed
+from icefloe.spark._jobs import delete_paths, job_group, removed_unless_committed, wait_for_tasks
 from icefloe.spark.tables import resolve_table
-from icefloe.spark.write import PathList
+from icefloe.spark.write import PathList, job_files
 from icefloe.spec.manifest import (
     DataFile,
     DeleteFile,
@@ -361,16 +361,21 @@ def _rewrite(
         deletes = deletes.limit(0)
     total = sum(f.file_size_in_bytes for g in groups for f in g.files)
     outputs = max(1, min(len(groups), max(parallelism, math.ceil(total / max(target, 1)))))
+    group = f"icefloe-rewrite-deletes-{operation_id}"
     try:
-        rows = deletes.repartition(outputs, "g").mapInArrow(write, "files binary").collect()
+        with job_group(context, group, "icefloe rewrite_position_deletes"):
+            rows = deletes.repartition(outputs, "g").mapInArrow(write, "files binary").collect()
     except BaseException:
-        io.delete_quietly(written.value)
+        # As isp.write: wait for the tasks Spark is killing, then delete what finished tasks
+        # reported and every file named with this job's id (killed tasks report nothing).
+        wait_for_tasks(context, group)
+        delete_paths(io, [*written.value, *job_files(io, metadata, operation_id)])
         raise
     added = [pair for row in rows for pair in pickle.loads(row[0])]
 
     def cleanup(committed: Any) -> None:
         keep = set(committed)
-        io.delete_quietly([p for p in written.value if p not in keep])
+        delete_paths(io, [p for p in written.value if p not in keep])
 
     return added, cleanup
 
