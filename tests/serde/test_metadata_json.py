@@ -568,6 +568,123 @@ def test_malformed_legacy_v1_field(field: str, change: Any, words: list[str]) ->
     assert_invalid(json.dumps(obj).encode(), field, *words)
 
 
+# ---- specs and sort orders bound to the current schema (Java's TableMetadataParser) -------------
+# v2_branches_merge_on_read: columns id (1), category (2), ts (3), amount (4); specs 0 [category],
+# 1 [category, ts_month], 2 [ts_month] (the default); sort orders 0 (unsorted), 1 (the default).
+
+
+def _set(path: list[Any], value: Any) -> Any:
+    def change(o: dict[str, Any]) -> None:
+        target = o
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("field", "change", "words"),
+    [
+        # The default spec must resolve: Java binds it checked ("Cannot find source column").
+        (
+            "partition-specs[2].fields[0].source-id",
+            _set(["partition-specs", 2, "fields", 0, "source-id"], 999),
+            ["'ts_month'", "default spec 2", "source column id 999", "not in the current schema"],
+        ),
+        (
+            "partition-specs[2].fields[0].transform",
+            _set(["partition-specs", 2, "fields", 0, "source-id"], 2),
+            ["'ts_month'", "month", "'category'", "string"],
+        ),
+        # Every spec, old ones too: a name that is a column must be sourced from that column.
+        (
+            "partition-specs[0].fields[0].name",
+            _set(["partition-specs", 0, "fields", 0, "name"], "amount"),
+            ["'amount'", "spec 0", "column id 2", "id 4"],
+        ),
+        (
+            "partition-specs[1].fields[1].name",
+            _set(["partition-specs", 1, "fields", 1, "name"], ""),
+            ["empty name"],
+        ),
+        # The default sort order must resolve too.
+        (
+            "sort-orders[1].fields[1].source-id",
+            _set(["sort-orders", 1, "fields", 1, "source-id"], 999),
+            ["sort field 1", "default sort order 1", "source column id 999"],
+        ),
+        (
+            "sort-orders[1].fields[0].transform",
+            _set(["sort-orders", 1, "fields", 0, "transform"], "day"),
+            ["day", "'id'", "long"],
+        ),
+    ],
+)
+def test_default_spec_and_sort_order_must_bind_to_the_current_schema(
+    field: str, change: Any, words: list[str]
+) -> None:
+    assert_invalid(mutated("v2_branches_merge_on_read.metadata.json", change), field, *words)
+
+
+def test_old_specs_and_sort_orders_may_name_dropped_columns() -> None:
+    """Java binds only the default spec and sort order checked: older ones may keep a source
+    column that was dropped since (their data files still carry those partition values)."""
+
+    def change(o: dict[str, Any]) -> None:
+        o["partition-specs"][0]["fields"][0]["source-id"] = 999
+        o["partition-specs"][1]["fields"][0]["source-id"] = 999
+        o["sort-orders"].append(
+            {
+                "order-id": 2,
+                "fields": [
+                    {
+                        "transform": "identity",
+                        "source-id": 998,
+                        "direction": "asc",
+                        "null-order": "nulls-first",
+                    }
+                ],
+            }
+        )
+
+    md = loads_metadata(mutated("v2_branches_merge_on_read.metadata.json", change), location=LOCATION)
+    assert [f.source_id for f in md.specs_by_id()[0].fields] == [999]
+    assert md.sort_orders_by_id()[2].fields[0].source_id == 998
+
+
+def test_a_dropped_partition_source_name_may_be_reused_by_another_column() -> None:
+    """Java skips the name check of a partition field whose source column is gone."""
+
+    def change(o: dict[str, Any]) -> None:
+        fields = o["schemas"][0]["fields"]
+        del fields[1]  # category (2), the source of the old specs' field 'category'
+        fields[2]["name"] = "category"  # amount (4) takes its name
+
+    md = loads_metadata(mutated("v2_branches_merge_on_read.metadata.json", change), location=LOCATION)
+    assert md.schema().field("category").field_id == 4
+    assert [f.name for f in md.specs_by_id()[1].fields] == ["category", "ts_month"]
+
+
+def test_void_fields_of_the_default_spec_may_name_dropped_columns() -> None:
+    """v1 replaces a removed partition field by a void transform, which Java never checks."""
+
+    def change(o: dict[str, Any]) -> None:
+        o["partition-specs"][2]["fields"].append(
+            {"name": "gone_null", "transform": "void", "source-id": 999, "field-id": 1002}
+        )
+        o["last-partition-id"] = 1002
+
+    md = loads_metadata(mutated("v2_branches_merge_on_read.metadata.json", change), location=LOCATION)
+    assert [f.name for f in md.spec().fields] == ["ts_month", "gone_null"]
+
+
+def test_legacy_v1_partition_spec_must_bind_to_the_schema() -> None:
+    obj = legacy_v1()
+    obj["partition-spec"][1]["source-id"] = 999
+    assert_invalid(json.dumps(obj).encode(), "partition-spec[1].source-id", "'id_bucket'", "999")
+
+
 def test_errors_without_a_location_still_name_the_field() -> None:
     data = mutated("v2_new_table.metadata.json", lambda o: o.pop("last-column-id"))
     with pytest.raises(InvalidMetadataError, match="'last-column-id'") as info:

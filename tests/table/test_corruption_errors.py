@@ -11,6 +11,7 @@ the Hadoop catalog.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -135,6 +136,28 @@ def test_truncated_metadata_json_fails_load_naming_it(subject: Damaged, how: str
     _assert_names(raised.value, location)
     # The table object keeps the metadata it had: it did not half-apply a broken refresh.
     assert subject.table.metadata_location == location
+    _assert_untouched(subject, before, pointer)
+
+
+def test_default_spec_naming_a_missing_column_fails_load_naming_it(subject: Damaged) -> None:
+    """Java refuses such a file on load ("Cannot find source column"); icefloe read and scanned it
+    and refused it only on the next append."""
+    location = subject.table.metadata_location
+    assert location is not None
+    path = Path(local_path(location))
+    document = json.loads(path.read_bytes())
+    (spec,) = [s for s in document["partition-specs"] if s["spec-id"] == document["default-spec-id"]]
+    spec["fields"][0]["source-id"] = 999
+    path.write_text(json.dumps(document))
+    before, pointer = subject.fingerprint(), subject.pointer()
+
+    with pytest.raises(InvalidMetadataError) as raised:
+        subject.catalog.load_table("db.t")
+    _assert_names(raised.value, location)
+    assert raised.value.field == "partition-specs[0].fields[0].source-id"
+    assert "'id_bucket'" in str(raised.value) and "999" in str(raised.value)
+    with pytest.raises(InvalidMetadataError):
+        subject.table.refresh()
     _assert_untouched(subject, before, pointer)
 
 

@@ -603,6 +603,37 @@ def test_remove_a_field_whose_column_was_dropped_later_in_v1(memory_catalog: Cat
     ]
 
 
+def test_a_column_only_an_older_spec_uses_can_be_dropped_and_the_table_still_loads(
+    catalog: Catalog, format_version: int
+) -> None:
+    """Java binds only the default spec checked on load: older specs may name dropped columns."""
+    table = _table(catalog, format_version, ["category"])
+    table.append(_data(0, 3))
+    table.update_spec().remove_field("category").add_field("bucket(4, id)").commit()
+    table.update_schema().delete_column("category").commit()
+    table.append(_data(3, 3).drop_columns(["category"]))
+
+    loaded = catalog.load_table("db.t")
+    assert loaded.schema().find_field("category") is None
+    assert loaded.specs()[0].fields[0].source_id == 3  # the dropped column
+    assert _ids(loaded) == list(range(6))
+    assert _ids(loaded, "id >= 2") == [2, 3, 4, 5]
+
+
+def test_a_column_named_like_a_partition_field_of_another_column_is_refused(memory_catalog: Catalog) -> None:
+    """Java refuses the schema (its specs no longer bind): a metadata file with it would not load."""
+    table = _table(memory_catalog, 2, ["day(ts)"])
+    with pytest.raises(ValidationError, match=r"partition field 'ts_day' of spec 0 .* column named 'ts_day'"):
+        table.update_schema().add_column("ts_day", "int").commit()
+    with pytest.raises(ValidationError, match="'ts_day'"):
+        table.update_schema().rename_column("data", "ts_day").commit()
+    assert table.schema().schema_id == 0
+    # An identity field may keep its own column's name.
+    table.update_spec().add_field("category").commit()
+    table.update_schema().rename_column("category", "kind").commit()
+    assert [f.name for f in table.spec().fields] == ["ts_day", "category"]
+
+
 # ---- commits, retries and transactions -------------------------------------------------------
 
 

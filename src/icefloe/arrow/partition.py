@@ -141,6 +141,11 @@ def partition_keys(
     values_per_field: list[list[Any]] = []
     for field in spec.fields:
         source = schema.find_field(field.source_id)
+        if source is None and field.transform.is_void:
+            # A v1 table keeps a removed field as void; its column may be dropped since. Void is null.
+            codes_per_field.append(np.full(table.num_rows, -1, dtype=np.int64))
+            values_per_field.append([])
+            continue
         if source is None:
             raise ValidationError(
                 f"partition field '{field.name}': source column id {field.source_id} is not in the schema"

@@ -5,7 +5,8 @@
 - :func:`loads_metadata` reads v1, v2 and v3 files, plain or gzip (detected by magic bytes),
   applying the spec's Appendix E defaults to old v1 files, and checks what Java checks when it
   builds ``TableMetadata`` (the current schema, spec, sort order, snapshot and every ref must
-  exist). Anything malformed raises :class:`~icefloe.errors.InvalidMetadataError` naming the
+  exist; the default spec and sort order must bind to the current schema, whose columns they
+  must name). Anything malformed raises :class:`~icefloe.errors.InvalidMetadataError` naming the
   file and the field path. Unknown fields are ignored.
 - :func:`metadata_file_name` / :func:`parse_metadata_version`: Java's metadata file names.
 """
@@ -47,9 +48,10 @@ from icefloe.serde.snapshot_json import (
     snapshot_to_json,
     statistics_file_to_json,
 )
-from icefloe.spec.partitioning import PARTITION_DATA_ID_START
+from icefloe.spec.partitioning import PARTITION_DATA_ID_START, PartitionSpec, spec_binding_problem
+from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import MAIN_BRANCH, HistoryEntry, MetadataLogEntry, Snapshot, SnapshotRef
-from icefloe.spec.sorting import UNSORTED_SORT_ORDER
+from icefloe.spec.sorting import UNSORTED_SORT_ORDER, SortOrder, sort_order_binding_problem
 from icefloe.spec.table_metadata import SUPPORTED_FORMAT_VERSIONS, TableMetadata
 
 __all__ = [
@@ -307,6 +309,8 @@ def _metadata_from_dict(r: JsonReader, obj: Any) -> TableMetadata:
             (s.last_assigned_field_id for s in specs), default=PARTITION_DATA_ID_START - 1
         )
     sort_orders, default_sort_order_id = _read_sort_orders(r, root, version)
+    current_schema = next(s for s in schemas if s.schema_id == current_schema_id)
+    _check_bindings(r, root, current_schema, specs, default_spec_id, sort_orders, default_sort_order_id)
 
     properties = r.str_map(root, "properties", "")
     current_snapshot_id = r.opt_long(root, "current-snapshot-id", "")
@@ -434,6 +438,35 @@ def _read_sort_orders(r: JsonReader, root: dict[str, Any], version: int) -> tupl
     if default_order_id != 0 and not any(o.order_id == default_order_id for o in orders):
         r.fail("default-sort-order-id", f"no sort order with id {default_order_id} in 'sort-orders'")
     return orders, default_order_id
+
+
+def _check_bindings(
+    r: JsonReader,
+    root: dict[str, Any],
+    schema: Schema,
+    specs: tuple[PartitionSpec, ...],
+    default_spec_id: int,
+    orders: tuple[SortOrder, ...],
+    default_order_id: int,
+) -> None:
+    """What Java checks when it binds the specs and sort orders to the current schema on load.
+
+    Every spec passes the name checks; the default spec (and a legacy v1 ``partition-spec``)
+    and the default sort order must resolve in the current schema. Older specs and orders may
+    name columns dropped since, as Java allows (their data is still read).
+    """
+    legacy = root.get("partition-specs") is None
+    for k, spec in enumerate(specs):
+        problem = spec_binding_problem(spec, schema, check_sources=spec.spec_id == default_spec_id)
+        if problem is not None:
+            where = "partition-spec" if legacy else f"partition-specs[{k}].fields"
+            r.fail(f"{where}[{problem.index}].{problem.key}", problem.message)
+    for k, order in enumerate(orders):
+        if order.order_id != default_order_id:
+            continue
+        problem = sort_order_binding_problem(order, schema)
+        if problem is not None:
+            r.fail(f"sort-orders[{k}].fields[{problem.index}].{problem.key}", problem.message)
 
 
 def _check_snapshots(

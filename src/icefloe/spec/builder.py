@@ -18,11 +18,17 @@ from dataclasses import replace
 from typing import Any
 
 from icefloe.errors import ValidationError, ValidationException
-from icefloe.spec.partitioning import PARTITION_DATA_ID_START, PartitionField, PartitionSpec
+from icefloe.spec.partitioning import (
+    PARTITION_DATA_ID_START,
+    PartitionField,
+    PartitionSpec,
+    SpecProblem,
+    spec_binding_problem,
+)
 from icefloe.spec.properties import PREVIOUS_VERSIONS_MAX, int_property
 from icefloe.spec.schema import Schema, assign_fresh_ids
 from icefloe.spec.snapshots import MAIN_BRANCH, HistoryEntry, MetadataLogEntry, Snapshot, SnapshotRef
-from icefloe.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder
+from icefloe.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder, sort_order_binding_problem
 from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.table_metadata import (
     RESERVED_PROPERTIES,
@@ -422,7 +428,10 @@ class MetadataBuilder:
         """The new metadata (the base itself when nothing changed).
 
         Raises:
-            ValidationError: when a new table lacks a schema, spec, sort order or location.
+            ValidationError: when a new table lacks a schema, spec, sort order or location, or
+                a partition field's name is a column sourced elsewhere.
+            ValidationException: the default partition spec or sort order does not resolve in
+                the current schema.
         """
         if self.base is not None and not self.changes:
             return self.base
@@ -443,6 +452,7 @@ class MetadataBuilder:
             if not any(o.order_id == 0 for o in self.sort_orders):
                 self.sort_orders.insert(0, UNSORTED_SORT_ORDER)
             self.default_sort_order_id = 0
+        self._check_bindings()
         # As Java: the timestamp of the snapshot this change added, otherwise now.
         last_updated = self._last_updated_ms if self._last_updated_ms is not None else _now_ms()
 
@@ -478,6 +488,20 @@ class MetadataBuilder:
             next_row_id=self.next_row_id if self.format_version >= 3 else None,
             encryption_keys=tuple(self.encryption_keys),
         )
+
+    def _check_bindings(self) -> None:
+        """What Java checks when specs and sort orders are bound to the current schema, so that
+        no metadata is written that Java (or icefloe, see ``loads_metadata``) refuses to load."""
+        schema = next((s for s in self.schemas if s.schema_id == self.current_schema_id), None)
+        if schema is None:
+            return
+        for spec in self.specs:
+            _raise_problem(
+                spec_binding_problem(spec, schema, check_sources=spec.spec_id == self.default_spec_id)
+            )
+        for order in self.sort_orders:
+            if order.order_id == self.default_sort_order_id:
+                _raise_problem(sort_order_binding_problem(order, schema))
 
     def _updated_snapshot_log(self) -> list[HistoryEntry]:
         """Drop log entries of intermediate snapshots, and history that removals invalidated.
@@ -592,6 +616,15 @@ def new_table_metadata(
         schema, spec, sort_order, location, properties, format_version=format_version, table_uuid=table_uuid
     )
     return MetadataBuilder(None).apply_all(updates).build()
+
+
+def _raise_problem(problem: SpecProblem | None) -> None:
+    if problem is None:
+        return
+    # Java: a name conflict is an IllegalArgumentException, an unresolved source a ValidationException.
+    if problem.key == "name":
+        raise ValidationError(problem.message)
+    raise ValidationException(problem.message)
 
 
 def _check_type_allowed(field_type: Any, format_version: int, name: str) -> None:

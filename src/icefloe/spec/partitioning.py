@@ -25,8 +25,11 @@ __all__ = [
     "PartitionField",
     "PartitionSpec",
     "PartitionSpecBuilder",
+    "SpecProblem",
     "build_spec",
     "parse_partition_term",
+    "source_problem",
+    "spec_binding_problem",
 ]
 
 #: Partition field ids start here (v1 tables without explicit ids number from it too).
@@ -123,6 +126,96 @@ class PartitionSpec:
     def __str__(self) -> str:
         inner = ", ".join(str(f) for f in self.fields)
         return f"[{inner}]"
+
+
+@dataclass(frozen=True, slots=True)
+class SpecProblem:
+    """Why a partition spec or sort order does not bind to a schema.
+
+    Attributes:
+        index: the position of the field at fault in the spec's (or order's) fields.
+        key: the JSON key of that field that is wrong (``name``, ``source-id``, ``transform``).
+        message: what is wrong, naming the field, the column id and the schema.
+    """
+
+    index: int
+    key: str
+    message: str
+
+
+def spec_binding_problem(spec: PartitionSpec, schema: Schema, *, check_sources: bool) -> SpecProblem | None:
+    """The first reason ``spec`` does not bind to ``schema`` as Java binds it, or None.
+
+    Java binds every spec of a table to its current schema (on load and whenever the schema
+    changes). Every spec must pass the name checks: no empty name, and a name that is also a
+    column of the schema must be sourced from that column (while its source still exists).
+    Only the default spec must also resolve: with ``check_sources``, each field that is not
+    void needs a primitive source column in the schema, outside lists and maps, of a type its
+    transform accepts. Older specs may name columns that were dropped since; their data is
+    still read (with the values the manifests hold).
+    """
+    for i, pf in enumerate(spec.fields):
+        if not pf.name:
+            return SpecProblem(i, "name", f"partition field {i} of spec {spec.spec_id} has an empty name")
+        if schema.find_field(pf.source_id) is not None:
+            same_name = schema.find_field(pf.name)
+            if same_name is not None and same_name.field_id != pf.source_id:
+                return SpecProblem(
+                    i,
+                    "name",
+                    f"partition field '{pf.name}' of spec {spec.spec_id} is sourced from column id "
+                    f"{pf.source_id} ('{schema.find_column_name(pf.source_id)}'), but schema "
+                    f"{schema.schema_id} has a different column named '{pf.name}' (id {same_name.field_id})",
+                )
+    if not check_sources:
+        return None
+    for i, pf in enumerate(spec.fields):
+        if pf.transform.is_void:
+            continue  # v1 replaces a removed partition field by a void transform of any source
+        problem = source_problem(
+            schema,
+            pf.source_id,
+            pf.transform,
+            f"partition field '{pf.name}' of the default spec {spec.spec_id}",
+            "partition by",
+            in_structs_only=True,
+        )
+        if problem is not None:
+            return SpecProblem(i, problem[0], problem[1])
+    return None
+
+
+def source_problem(
+    schema: Schema, source_id: int, transform: Transform, what: str, verb: str, *, in_structs_only: bool
+) -> tuple[str, str] | None:
+    """(JSON key, message) when ``source_id`` cannot feed ``transform`` in ``schema``, or None.
+
+    Java's ``checkCompatibility`` of partition specs and sort orders; only partition sources
+    must not sit inside a list or map (``in_structs_only``).
+    """
+    source = schema.find_field(source_id)
+    if source is None:
+        return "source-id", (
+            f"{what} has source column id {source_id}, which is not in the current schema "
+            f"(schema {schema.schema_id}, columns {schema.column_names})"
+        )
+    name = schema.find_column_name(source_id)
+    if not source.field_type.is_primitive:
+        return "source-id", f"{what}: cannot {verb} column '{name}' of non-primitive type {source.field_type}"
+    if not transform.can_transform(source.field_type):
+        return (
+            "transform",
+            f"{what}: {transform} cannot transform column '{name}' of type {source.field_type}",
+        )
+    parent = schema.parent_id(source_id) if in_structs_only else None
+    while parent is not None:
+        parent_type = schema.find_type(parent)
+        if parent_type is None or not parent_type.is_struct:
+            return "source-id", (
+                f"{what}: column '{name}' is inside a {parent_type}; only columns of structs can be used"
+            )
+        parent = schema.parent_id(parent)
+    return None
 
 
 def _void_result_type() -> IcebergType:

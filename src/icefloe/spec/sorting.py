@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from icefloe.errors import ValidationError
-from icefloe.spec.partitioning import parse_partition_term
+from icefloe.spec.partitioning import SpecProblem, parse_partition_term, source_problem
 from icefloe.spec.schema import Schema
 from icefloe.spec.transforms import Transform, parse_transform
 
@@ -19,6 +19,7 @@ __all__ = [
     "SortField",
     "SortOrder",
     "build_sort_order",
+    "sort_order_binding_problem",
 ]
 
 
@@ -85,6 +86,28 @@ class SortOrder:
 
 
 UNSORTED_SORT_ORDER = SortOrder((), order_id=0)
+
+
+def sort_order_binding_problem(order: SortOrder, schema: Schema) -> SpecProblem | None:
+    """The first reason the default sort ``order`` does not bind to ``schema``, or None.
+
+    Java binds the default sort order to the current schema (on load and on every change):
+    each field needs a primitive source column of a type its transform accepts. Other sort
+    orders may name columns dropped since (Java binds them unchecked).
+    """
+    for i, sf in enumerate(order.fields):
+        problem = source_problem(
+            schema,
+            sf.source_id,
+            sf.transform,
+            f"sort field {i} of the default sort order {order.order_id}",
+            "sort",
+            in_structs_only=False,
+        )
+        if problem is not None:
+            return SpecProblem(i, problem[0], problem[1])
+    return None
+
 
 _SUFFIX = re.compile(r"\s+(ASC|DESC)?\s*(NULLS\s+(FIRST|LAST))?\s*$", re.IGNORECASE)
 
