@@ -15,6 +15,7 @@ from icefloe.errors import (
     CommitStateUnknownException,
     IcefloeError,
     NoSuchTableError,
+    ValidationError,
     ValidationException,
 )
 from icefloe.spec.manifest import DataFile, DeleteFile, FileFormat, ManifestFile
@@ -50,6 +51,7 @@ __all__ = [
     "SortOrder",
     "Table",
     "Transaction",
+    "ValidationError",
     "ValidationException",
     "errors",
     "expressions",

@@ -2,6 +2,18 @@
 
 Each type tells the caller what they may do next; code branches on these types, never on
 message text. Messages name what is wrong: the file, the field, the table.
+
+Two names differ by one word and mean different things:
+
+- :class:`ValidationError` (a ``ValueError``): the *caller* passed something invalid (a bad
+  type string, an unknown column or snapshot id, a filter that does not parse). Fix the call.
+- :class:`ValidationException` (Java's name, kept for Java's API): the *table's state* refuses
+  the operation, most often a concurrent commit that conflicts with it. Refresh and decide.
+
+Neither is a subclass of the other: ``except ValidationError`` does not catch a commit
+conflict. Errors about a snapshot id the table does not have are :class:`NoSuchSnapshotError`,
+which is a ValidationError; those an operation raises where Java raises ValidationException
+(``rollback_to(42)``) are :class:`UnknownSnapshotError`, both at once.
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ __all__ = [
     "NoSuchTableError",
     "NotFoundError",
     "TableAlreadyExistsError",
+    "UnknownSnapshotError",
     "UnsupportedFeatureError",
     "ValidationError",
     "ValidationException",
@@ -36,7 +49,11 @@ class IcefloeError(Exception):
 
 
 class ValidationError(IcefloeError, ValueError):
-    """An argument or a request is invalid (a bad type string, an unknown column, ...)."""
+    """A bad argument: the call or request is invalid (a bad type string, an unknown column,
+    a snapshot id the table does not have). Retrying the same call fails the same way.
+
+    Not :class:`ValidationException` (Java's name for a conflict with the table's state).
+    """
 
 
 class InvalidIdentifierError(ValidationError):
@@ -71,8 +88,11 @@ class NoSuchNamespaceError(NotFoundError):
     pass
 
 
-class NoSuchSnapshotError(NotFoundError):
-    """A snapshot id, ref name or point in time that the table does not have."""
+class NoSuchSnapshotError(NotFoundError, ValidationError):
+    """A snapshot id, ref name or point in time that the table does not have.
+
+    The caller named it, so it is a bad argument too: ``except ValidationError`` catches it.
+    """
 
 
 class TableAlreadyExistsError(IcefloeError):
@@ -137,8 +157,33 @@ class CommitStateUnknownException(IcefloeError):
 
 
 class ValidationException(IcefloeError):
-    """A concurrent change conflicts with this operation, or the operation itself is invalid
-    for the table's current state. Not retried."""
+    """Java's ``ValidationException``: the table's state refuses the operation. Most often a
+    change committed concurrently conflicts with it (a file it deletes was deleted, data was
+    added where it overwrites); also a change that the current metadata does not allow (a
+    rollback to a snapshot that is not an ancestor, a fast-forward of a diverged branch).
+    Not retried: refresh the table and decide again.
+
+    Not a :class:`ValidationError` (a bad argument, a ``ValueError``), and ``except
+    ValidationError`` does not catch it; catch ``(ValidationError, ValidationException)`` for
+    both. The name is Java's, kept so that code written against Java's API reads the same.
+    """
+
+
+class UnknownSnapshotError(NoSuchSnapshotError, ValidationException):
+    """An operation was given a snapshot id the table does not have
+    (``manage_snapshots().rollback_to(42)``, ``set_current_snapshot``, ``cherrypick``,
+    ``create_tag``, ...).
+
+    A bad argument, so a :class:`NoSuchSnapshotError` and a :class:`ValidationError`; Java
+    raises ``ValidationException`` here, so it is one of those too.
+
+    Attributes:
+        snapshot_id: the id the table does not have.
+    """
+
+    def __init__(self, message: str, *, snapshot_id: int):
+        self.snapshot_id = snapshot_id
+        super().__init__(message)
 
 
 class FileAlreadyExistsError(FileIOError, FileExistsError):

@@ -200,6 +200,31 @@ def test_use_snapshot_and_as_of_time(events: Table) -> None:
         events.new_scan().as_of_time(first.timestamp_ms).use_snapshot(first.snapshot_id)
 
 
+def test_time_travel_errors_name_the_table_and_show_utc_times(events: Table) -> None:
+    """Not ``table at /tmp/.../events had no snapshot at timestamp 1710072000123``."""
+    first = events.snapshots()[0]
+    before = first.timestamp_ms - 1
+    with pytest.raises(NoSuchSnapshotError) as info:
+        events.new_scan().as_of_time(before)
+    message = str(info.value)
+    assert f"table {events.name()} had no snapshot at " in message
+    iso = dt.datetime.fromtimestamp(before / 1000, dt.UTC).isoformat(timespec="milliseconds")
+    assert iso.replace("+00:00", "Z") in message
+    first_iso = dt.datetime.fromtimestamp(first.timestamp_ms / 1000, dt.UTC).isoformat(
+        timespec="milliseconds"
+    )
+    assert f"its history starts at {first_iso.replace('+00:00', 'Z')}" in message
+    assert str(before) not in message and events.location() not in message
+    # A bad argument: a ValidationError as well as a NoSuchSnapshotError (a LookupError).
+    assert isinstance(info.value, ValidationError) and isinstance(info.value, LookupError)
+    # A naive datetime is UTC: the same moment, the same message.
+    naive = dt.datetime(1999, 12, 31, 23, 0)
+    with pytest.raises(NoSuchSnapshotError, match=r"had no snapshot at 1999-12-31T23:00:00\.000Z"):
+        events.new_scan().as_of_time(naive)
+    with pytest.raises(ValidationError, match=rf"table {events.name()} has no snapshot 12345"):
+        events.new_scan().use_snapshot(12345)
+
+
 def _evolve(catalog: Catalog, table: Table) -> None:
     """Rename ``name`` to ``label`` and add ``extra`` (no public schema API yet: the updates go
     straight to the catalog, as a schema-evolving engine would commit them)."""

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from icefloe import Catalog, Table
-from icefloe.errors import CommitFailedException, ValidationError, ValidationException
+from icefloe.errors import (
+    CommitFailedException,
+    NoSuchSnapshotError,
+    UnknownSnapshotError,
+    ValidationError,
+    ValidationException,
+)
 from icefloe.spec.snapshots import SnapshotRefType
 from table.helpers import ARROW_SCHEMA, rows, sorted_rows
 
@@ -69,6 +77,74 @@ def test_ref_errors_name_the_ref(memory_catalog: Catalog) -> None:
     with pytest.raises(ValidationError):
         table.manage_snapshots().set_min_snapshots_to_keep("b", 0)
     assert set(memory_catalog.load_table("db.t").refs()) == {"main", "b", "t"}
+
+
+def test_an_unknown_snapshot_id_is_a_bad_argument_that_java_code_also_catches(
+    memory_catalog: Catalog,
+) -> None:
+    """``except ValidationError`` (a bad argument) catches rollback_to(42): the table has no
+    snapshot 42. Java raises ValidationException there, so that catches it too."""
+    table, _ = _table_with_snapshots(memory_catalog)
+    calls = {
+        "roll back to": lambda m: m.rollback_to(42),
+        "set the current snapshot to": lambda m: m.set_current_snapshot(42),
+        "cherry-pick": lambda m: m.cherrypick(42),
+        "point tag 'v9' at": lambda m: m.create_tag("v9", 42),
+        "point branch 'b9' at": lambda m: m.create_branch("b9", 42),
+    }
+    for action, call in calls.items():
+        try:
+            call(table.manage_snapshots())
+        except ValidationError as e:  # what a Python user writes for a bad argument
+            error: Exception = e
+        else:
+            pytest.fail(f"{action}: no error")
+        assert isinstance(error, UnknownSnapshotError) and error.snapshot_id == 42
+        assert isinstance(error, NoSuchSnapshotError) and isinstance(error, LookupError)
+        assert isinstance(error, ValidationException)  # Java's type for it
+        assert str(error) == (
+            f"cannot {action} snapshot 42: table {table.name()} has no snapshot with this id (unknown snapshot id)"
+        )
+    assert table.current_snapshot() is not None and set(table.refs()) == {"main"}
+
+
+def test_a_conflict_is_not_a_bad_argument(memory_catalog: Catalog) -> None:
+    """ValidationException (a conflict with the table's state) and ValidationError (a bad
+    argument) are unrelated: one except clause does not catch the other."""
+    table, (s1, _, s3) = _table_with_snapshots(memory_catalog)
+    table.manage_snapshots().rollback_to(s1).commit()
+    with pytest.raises(ValidationException) as info:
+        table.manage_snapshots().rollback_to(s3)  # exists, but not an ancestor any more
+    assert not isinstance(info.value, ValidationError) and not isinstance(info.value, ValueError)
+    assert str(info.value).startswith(f"cannot roll back table {table.name()} to snapshot {s3}: ")
+    assert not issubclass(ValidationException, ValidationError)
+    assert not issubclass(ValidationError, ValidationException)
+
+
+def test_ref_and_time_errors_name_the_table_and_show_utc_times(memory_catalog: Catalog) -> None:
+    table, (s1, _, _) = _table_with_snapshots(memory_catalog)
+    table.manage_snapshots().create_tag("v1", s1).commit()
+    name = table.name()
+    with pytest.raises(ValidationError) as info:
+        table.manage_snapshots().create_branch("v1")
+    assert str(info.value) == f"cannot create branch 'v1': table {name} already has a tag named 'v1'"
+    with pytest.raises(ValidationError) as info:
+        table.manage_snapshots().create_branch("b").rename_branch("b", "main")
+    assert (
+        str(info.value)
+        == f"cannot rename branch 'b' to 'main': table {name} already has a branch named 'main'"
+    )
+    with pytest.raises(ValidationError) as info:
+        table.manage_snapshots().remove_branch("nope")
+    assert str(info.value) == f"table {name} has no branch 'nope'"
+    first = min(s.timestamp_ms for s in table.snapshots())
+    with pytest.raises(NoSuchSnapshotError) as info:
+        table.manage_snapshots().rollback_to_time(first)
+    iso = dt.datetime.fromtimestamp(first / 1000, dt.UTC).isoformat(timespec="milliseconds")
+    assert str(info.value) == (
+        f"cannot roll back table {name}: no snapshot in its history is older than {iso.replace('+00:00', 'Z')}"
+    )
+    assert isinstance(info.value, ValidationError)
 
 
 def test_calls_see_earlier_calls(memory_catalog: Catalog) -> None:

@@ -36,6 +36,7 @@ def resolve_range(
     from_snapshot_id: int | None,
     from_inclusive: bool,
     to_snapshot_id: int | None,
+    table_name: str | None = None,
 ) -> tuple[int | None, int] | None:
     """The range ``(from exclusive, to inclusive)`` of an incremental scan, validated.
 
@@ -44,6 +45,7 @@ def resolve_range(
         from_snapshot_id: the start, or None for the end snapshot's whole ancestry.
         from_inclusive: whether the start snapshot itself belongs to the range.
         to_snapshot_id: the end, or None for the current snapshot.
+        table_name: the table's name, for messages (default: its location).
 
     Returns:
         ``(from_exclusive, to_inclusive)``, where ``from_exclusive`` None means "back to the
@@ -55,19 +57,16 @@ def resolve_range(
         SnapshotNotAncestorError: an inclusive start that is not an ancestor of the end, or an
             exclusive start that is not the parent of one of the end's ancestors (naming both).
     """
+    table = f"table {table_name}" if table_name else f"table at {metadata.location}"
     if to_snapshot_id is None:
         current = metadata.current_snapshot()
         if current is None:
             if from_snapshot_id is None:
                 return None
-            raise NoSuchSnapshotError(
-                f"table at {metadata.location} has no current snapshot and the scan sets no end snapshot"
-            )
+            raise NoSuchSnapshotError(f"{table} has no current snapshot and the scan sets no end snapshot")
         to_snapshot_id = current.snapshot_id
     elif metadata.snapshot_by_id(to_snapshot_id) is None:
-        raise NoSuchSnapshotError(
-            f"table at {metadata.location} has no snapshot {to_snapshot_id} (end snapshot)"
-        )
+        raise NoSuchSnapshotError(f"{table} has no snapshot {to_snapshot_id} (end snapshot)")
     if from_snapshot_id is None:
         return None, to_snapshot_id
     ancestors = metadata.ancestors_of(to_snapshot_id)
@@ -75,7 +74,7 @@ def resolve_range(
         start = metadata.snapshot_by_id(from_snapshot_id)
         if start is None:
             raise NoSuchSnapshotError(
-                f"table at {metadata.location} has no snapshot {from_snapshot_id} (start snapshot, inclusive)"
+                f"{table} has no snapshot {from_snapshot_id} (start snapshot, inclusive)"
             )
         if not any(s.snapshot_id == from_snapshot_id for s in ancestors):
             raise SnapshotNotAncestorError(

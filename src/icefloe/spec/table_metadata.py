@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from icefloe._util.times import format_epoch_ms
 from icefloe.errors import InvalidMetadataError, NoSuchSnapshotError, ValidationError
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.properties import bool_property, int_property
@@ -147,11 +148,14 @@ class TableMetadata:
             return None
         return self.snapshot_by_id(self.current_snapshot_id)
 
-    def snapshot(self, id_or_ref: int | str) -> Snapshot:
+    def snapshot(self, id_or_ref: int | str, *, table_name: str | None = None) -> Snapshot:
         """The snapshot with this id, or the one this branch/tag points to.
 
+        Args:
+            table_name: the table's name for the message (default: its location).
+
         Raises:
-            NoSuchSnapshotError: naming the id or ref.
+            NoSuchSnapshotError: naming the table and the id or ref.
         """
         found = (
             self.snapshot_by_id(id_or_ref) if isinstance(id_or_ref, int) else self.snapshot_by_name(id_or_ref)
@@ -160,22 +164,41 @@ class TableMetadata:
             what = (
                 f"snapshot id {id_or_ref}" if isinstance(id_or_ref, int) else f"branch or tag '{id_or_ref}'"
             )
-            raise NoSuchSnapshotError(f"table at {self.location} has no {what}")
+            raise NoSuchSnapshotError(f"{self._describe(table_name)} has no {what}")
         return found
 
-    def snapshot_as_of(self, timestamp_ms: int) -> Snapshot:
-        """The snapshot that was current at ``timestamp_ms`` (from the snapshot log).
+    def snapshot_as_of(self, timestamp_ms: int, *, table_name: str | None = None) -> Snapshot:
+        """The snapshot that was current at ``timestamp_ms`` (epoch milliseconds, from the
+        snapshot log).
+
+        Args:
+            table_name: the table's name for the message (default: its location).
 
         Raises:
-            NoSuchSnapshotError: when the table had no snapshot at that time.
+            NoSuchSnapshotError: when the table had no snapshot at that time; the message shows
+                the time, and the first time there was one, as UTC timestamps.
         """
         chosen: int | None = None
         for entry in self.snapshot_log:
             if entry.timestamp_ms <= timestamp_ms:
                 chosen = entry.snapshot_id
         if chosen is None or self.snapshot_by_id(chosen) is None:
-            raise NoSuchSnapshotError(f"table at {self.location} had no snapshot at timestamp {timestamp_ms}")
+            known = [
+                e.timestamp_ms for e in self.snapshot_log if self.snapshot_by_id(e.snapshot_id) is not None
+            ]
+            if chosen is not None:
+                since = f"; snapshot {chosen}, current then, was expired"
+            elif known:
+                since = f"; its history starts at {format_epoch_ms(min(known))}"
+            else:
+                since = "; it has no snapshot history"
+            raise NoSuchSnapshotError(
+                f"{self._describe(table_name)} had no snapshot at {format_epoch_ms(timestamp_ms)}{since}"
+            )
         return self._by_id()[chosen]
+
+    def _describe(self, table_name: str | None) -> str:
+        return f"table {table_name}" if table_name else f"table at {self.location}"
 
     def ancestors_of(self, snapshot_id: int | None) -> list[Snapshot]:
         """The snapshot and its ancestors, newest first (stops where history was expired)."""

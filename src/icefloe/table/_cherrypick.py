@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from icefloe.errors import ValidationException
+from icefloe.errors import UnknownSnapshotError, ValidationException
 from icefloe.spec.manifest import DataFile
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
@@ -53,9 +53,15 @@ class CherryPick(MergingSnapshotProducer):
 
     def __init__(self, transaction: Transaction, base: TableMetadata, snapshot_id: int):
         super().__init__(transaction, autocommit=False)
+        #: The table's name, for messages.
+        self.table_name = transaction.table.name()
         picked = base.snapshot_by_id(snapshot_id)
         if picked is None:
-            raise ValidationException(f"Cannot cherry-pick unknown snapshot ID: {snapshot_id}")
+            raise UnknownSnapshotError(
+                f"cannot cherry-pick snapshot {snapshot_id}: table {self.table_name} has no snapshot "
+                "with this id (unknown snapshot id)",
+                snapshot_id=snapshot_id,
+            )
         self._picked = picked
         self._require_fast_forward = False
         self._replaced: set[tuple[int, tuple[object, ...]]] | None = None

@@ -252,25 +252,43 @@ class TableScan(_Scan):
     # ---- builder -----------------------------------------------------------------------------
 
     def use_snapshot(self, snapshot_id: int) -> Self:
+        """Read the snapshot with this id.
+
+        Raises:
+            NoSuchSnapshotError: the table has no such snapshot (a ValidationError too).
+        """
         self._check_time_travel_unset()
         if self.table.metadata.snapshot_by_id(snapshot_id) is None:
             raise NoSuchSnapshotError(f"table {self.table.name()} has no snapshot {snapshot_id}")
         return replace(self, snapshot_id=snapshot_id)
 
     def use_ref(self, name: str) -> Self:
+        """Read the head of this branch, or the snapshot this tag points to.
+
+        Raises:
+            NoSuchSnapshotError: the table has no such branch or tag.
+        """
         self._check_time_travel_unset()
         if name not in self.table.metadata.refs:
             raise NoSuchSnapshotError(f"table {self.table.name()} has no branch or tag '{name}'")
         return replace(self, ref=name)
 
     def as_of_time(self, timestamp: int | dt.datetime) -> Self:
-        """Read the snapshot that was current at ``timestamp`` (epoch millis or a datetime)."""
+        """Read the snapshot that was current at ``timestamp``: epoch milliseconds, or a
+        ``datetime``. A naive datetime (no ``tzinfo``) is taken as UTC, not local time, as Iceberg
+        records commit times in UTC; pass an aware datetime to mean another zone.
+
+        Raises:
+            NoSuchSnapshotError: the table had no snapshot then (the message shows the time and
+                where the table's history starts, in UTC).
+        """
         self._check_time_travel_unset()
         if isinstance(timestamp, dt.datetime):
             if timestamp.tzinfo is None:
                 timestamp = timestamp.replace(tzinfo=dt.UTC)
             timestamp = int(timestamp.timestamp() * 1000)
-        self.table.metadata.snapshot_as_of(timestamp)  # raises if the table had no snapshot then
+        # Raises now if the table had no snapshot then.
+        self.table.metadata.snapshot_as_of(timestamp, table_name=self.table.name())
         return replace(self, as_of_ms=timestamp)
 
     def _check_time_travel_unset(self) -> None:
@@ -283,12 +301,13 @@ class TableScan(_Scan):
 
     def snapshot(self) -> Snapshot | None:
         metadata = self.table.metadata
+        name = self.table.name()
         if self.snapshot_id is not None:
-            return metadata.snapshot(self.snapshot_id)
+            return metadata.snapshot(self.snapshot_id, table_name=name)
         if self.ref is not None:
-            return metadata.snapshot(self.ref)
+            return metadata.snapshot(self.ref, table_name=name)
         if self.as_of_ms is not None:
-            return metadata.snapshot_as_of(self.as_of_ms)
+            return metadata.snapshot_as_of(self.as_of_ms, table_name=name)
         return metadata.current_snapshot()
 
     def _table_schema(self) -> Schema:
@@ -394,6 +413,7 @@ class _IncrementalScan(_Scan):
             from_snapshot_id=self.from_snapshot_id,
             from_inclusive=self.from_inclusive,
             to_snapshot_id=self.to_snapshot_id,
+            table_name=self.table.name(),
         )
 
 
