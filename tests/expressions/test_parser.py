@@ -198,6 +198,18 @@ def test_random_expressions_round_trip(expr: object) -> None:
         ("a = X'0'", "position 4"),
         ("and = 1", "unexpected keyword AND at position 0"),
         ("5", "expected a comparison after the value"),
+        # Double quotes name a column (as in SQL): say so, not "comparing two columns".
+        (
+            'name = "a"',
+            "\"a\" is a column name (double quotes name columns); a string takes single quotes: 'a'",
+        ),
+        ('"it\'s" < name', "a string takes single quotes: 'it''s' (comparing two columns"),
+        ("name IN (\"a\", 'b')", 'expected a value, not a column; "a" is a column name'),
+        # Functions are not part of the grammar: name the function, not "two columns".
+        ("d > current_date()", "functions are not supported in filters: current_date(...)"),
+        ("d > current_date()", "at position 4 (found 'current_date')"),
+        ("day(ts) = 19000", "functions are not supported in filters: day(...)"),
+        ("d = DATE('2024-01-01')", "written as DATE '...'"),
     ],
 )
 def test_errors_name_position_and_token(text: str, message: str) -> None:

@@ -343,6 +343,9 @@ class _Parser:
         if isinstance(left, Literal) and isinstance(right, Reference):
             return predicate(op.flip(), right, left)
         if isinstance(left, Reference) and isinstance(right, Reference):
+            quoted = next((t for t in (right_token, start) if t.kind == "quoted"), None)
+            if quoted is not None:
+                raise self.error(f"{_quoted_hint(quoted)} (comparing two columns is not supported)", quoted)
             hint = "; to test for NaN use IS NAN" if "nan" in (left.name.lower(), right.name.lower()) else ""
             raise self.error(f"comparing two columns is not supported{hint}", start)
         raise self.error("a comparison needs a column on one side", start)
@@ -394,7 +397,8 @@ class _Parser:
         if isinstance(operand, _Null):
             raise self.error("NULL is not a value here: use IS NULL", token)
         if not isinstance(operand, Literal):
-            raise self.error("expected a value, not a column", token)
+            hint = f"; {_quoted_hint(token)}" if token.kind == "quoted" else ""
+            raise self.error(f"expected a value, not a column{hint}", token)
         return operand
 
     def parse_operand(self) -> _Operand:
@@ -436,7 +440,31 @@ class _Parser:
         while self.token.kind == "punct" and self.token.text == "." and self.peek().kind in _NAME_KINDS:
             self.advance()
             parts.append(_name_part(self.advance()))
-        return Reference(".".join(parts))
+        name = ".".join(parts)
+        if self.token.kind == "punct" and self.token.text == "(":
+            raise self.error(_function_message(name), token)
+        return Reference(name)
+
+
+def _quoted_hint(token: _Token) -> str:
+    """Why ``"a"`` is not the string a: in SQL double quotes name a column."""
+    value = _unquote(token.text, '"')
+    as_string = "'" + value.replace("'", "''") + "'"
+    return f"{token.text} is a column name (double quotes name columns); a string takes single quotes: {as_string}"
+
+
+def _function_message(name: str) -> str:
+    """A call such as ``current_date()`` or ``day(ts)``: filters hold columns and values only."""
+    typed = name.lower()
+    example = (
+        f"{typed.upper()} '...'"
+        if typed in _TYPED
+        else "a literal such as DATE '2024-03-10' or TIMESTAMPTZ '2024-03-10T12:00:00+00:00'"
+    )
+    return (
+        f"functions are not supported in filters: {name}(...); compare the column with the value "
+        f"itself, written as {example}"
+    )
 
 
 def _unquote(text: str, quote: str) -> str:
