@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
 import pytest
 from catalog_helpers import SCHEMA, new_metadata
 
-from icefloe.catalog import CatalogBackend, HadoopCatalog
+import icefloe
+
+from icefloe.catalog import CatalogBackend, HadoopCatalog, InMemoryCatalog
 from icefloe.io import local_path
 from icefloe.manifests import write_manifest, write_manifest_list
 from icefloe.spec.manifest import DataFile, FileFormat, ManifestEntry, ManifestEntryStatus
@@ -127,3 +130,52 @@ def test_drop_without_purge_keeps_files(backend: CatalogBackend, warehouse: Path
     backend.drop_table("db.t", purge=purge)
     outside = files["data"][1]
     assert Path(local_path(outside)).exists() != purge
+
+
+def test_purge_of_a_table_with_damaged_metadata_warns_once_naming_the_file(
+    backend: CatalogBackend, warehouse: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As Java, the table is dropped and its files are left; one warning line says why, naming
+    the damaged file, without a traceback (the problem is the file, not icefloe)."""
+    if isinstance(backend, InMemoryCatalog):
+        pytest.skip("the in-memory catalog keeps the metadata it wrote: it never rereads the file")
+    files = _table_with_files(backend, warehouse)
+    current = files["metadata"][-1]
+    path = Path(local_path(current))
+    path.write_bytes(path.read_bytes()[:100])
+    with caplog.at_level(logging.WARNING, logger="icefloe"):
+        backend.drop_table("db.t", purge=True)
+    assert not backend.table_exists("db.t")
+    (record,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    message = record.getMessage()
+    assert record.exc_info is None and "\n" not in message
+    assert current in message and "db.t" in message and "truncated" in message
+    outside = files["data"][1]  # not under the table directory: left in every catalog
+    assert Path(local_path(outside)).exists()
+
+
+def test_catalog_purge_table_on_damaged_hadoop_metadata_prints_no_traceback(
+    warehouse: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Through the user-facing Catalog, with logging not configured (Python prints warnings to
+    stderr): one line, not a traceback."""
+    catalog = icefloe.load_catalog("lake", type="hadoop", warehouse=str(warehouse))
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.t", SCHEMA)
+    location = table.metadata_location
+    assert location is not None
+    Path(local_path(location)).write_text('{"format-version": 2, "table-uuid": ')
+    root = logging.getLogger()
+    handlers = root.handlers[:]
+    for handler in handlers:  # pytest's own capture handlers: leave logging unconfigured
+        root.removeHandler(handler)
+    try:
+        catalog.purge_table("db.t")
+    finally:
+        for handler in handlers:
+            root.addHandler(handler)
+    assert not catalog.table_exists("db.t")
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert location in line and "db.t" in line

@@ -578,6 +578,27 @@ class CatalogBackend(ABC):
         """Best-effort deletion: failures are logged, never raised."""
         self.io.delete_quietly(locations)
 
+    def _loaded_for_purge(
+        self, ident: tuple[str, ...], location: str, *, left: str = "its files are left"
+    ) -> LoadedTable | None:
+        """The metadata of a table being dropped with ``purge``, or None when it cannot be read.
+
+        As Java, a table whose metadata is damaged is dropped anyway and its files are left
+        (``left`` says which). That is logged as one warning naming the file and the problem:
+        the reader needs no traceback to act on a damaged file.
+        """
+        try:
+            return LoadedTable(ident, location, self._read_metadata(location))
+        except Exception as exc:
+            problem = str(exc) if location in str(exc) else f"{exc} ({location})"
+            log.warning(
+                "dropping table %s without purging its files (%s): cannot read its metadata: %s",
+                identifier_to_string(ident),
+                left,
+                problem,
+            )
+            return None
+
     def _purge(self, loaded: LoadedTable) -> None:
         """Delete every file reachable from a dropped table's metadata (best effort)."""
         files = reachable_files(self.io, loaded.metadata, loaded.metadata_location)

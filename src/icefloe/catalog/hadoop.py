@@ -411,10 +411,15 @@ class HadoopCatalog(CatalogBackend):
         location = self._read_pointer(parts)
         if location is None:
             raise NoSuchTableError(self._no_such_table(parts))
-        if purge:
+        loaded = (
+            self._loaded_for_purge(parts, location, left="files outside its directory are left")
+            if purge
+            else None
+        )
+        if loaded is not None:
             try:
-                self._purge(LoadedTable(parts, location, self._read_metadata(location)))
-            except Exception:
+                self._purge(loaded)
+            except Exception:  # best effort, as the rest of purging; the directory still goes
                 log.warning("cannot purge the files of %s", identifier_to_string(parts), exc_info=True)
         path = self._dir(parts)
         try:

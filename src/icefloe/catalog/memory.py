@@ -274,8 +274,9 @@ class InMemoryCatalog(CatalogBackend):
             location = self._tables.pop(ident, None)
         if location is None:
             raise NoSuchTableError(self._no_such_table(ident))
-        if purge:
-            self._purge(LoadedTable(ident, location, self._read_metadata(location)))
+        loaded = self._loaded_for_purge(ident, location) if purge else None
+        if loaded is not None:
+            self._purge(loaded)
 
     def rename_table(self, source: Identifier, destination: Identifier) -> None:
         src = parse_identifier(source)

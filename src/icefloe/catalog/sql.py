@@ -522,14 +522,7 @@ class SqlCatalog(CatalogBackend):
         location = self._read_pointer(ident)
         if location is None:
             raise NoSuchTableError(self._no_such_table(ident))
-        try:
-            return LoadedTable(ident, location, self._read_metadata(location))
-        except Exception:
-            # As Java: the table is dropped anyway, its files are left.
-            log.warning(
-                "cannot read %s to purge table %s", location, identifier_to_string(ident), exc_info=True
-            )
-            return None
+        return self._loaded_for_purge(ident, location)
 
     def rename_table(self, source: Identifier, destination: Identifier) -> None:
         src, src_key, src_name = self._split(source)
