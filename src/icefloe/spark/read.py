@@ -77,13 +77,19 @@ def read(
 ) -> DataFrame:
     """A Spark DataFrame of a table's rows.
 
+    A :class:`Table` is read as the metadata it holds: the table as it was when it was loaded
+    or last refreshed, plus its own commits. Commits by others (another process, job or
+    ``Table`` object) appear after ``table.refresh()``, as in Java. An identifier string is
+    loaded from the catalog at this call, so it reads the latest commit.
+
     Args:
         spark: the session.
         table: a :class:`Table`, or an identifier resolved through ``icefloe.load_catalog()``.
         filter: rows to keep (an expression or SQL string); it also prunes files and row groups.
         columns: the columns to return (default: all), in the table's column order.
-        snapshot_id, ref, as_of: time travel: a snapshot id, a branch or tag, a timestamp (epoch
-            milliseconds or a datetime). At most one.
+        snapshot_id, ref, as_of: time travel: a snapshot id, a branch or tag, or the snapshot
+            that was current at a time: epoch milliseconds or a ``datetime``, where a naive
+            datetime (no ``tzinfo``) is taken as UTC, not local time. At most one.
         from_snapshot_id, to_snapshot_id: an incremental read: the rows appended after
             ``from_snapshot_id`` (exclusive) up to ``to_snapshot_id`` (default: current).
         case_sensitive: how column names in ``filter`` and ``columns`` are matched.
