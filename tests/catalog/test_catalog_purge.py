@@ -10,7 +10,6 @@ import pytest
 from catalog_helpers import SCHEMA, new_metadata
 
 import icefloe
-
 from icefloe.catalog import CatalogBackend, HadoopCatalog, InMemoryCatalog
 from icefloe.io import local_path
 from icefloe.manifests import write_manifest, write_manifest_list
