@@ -5,15 +5,20 @@ deleting a failed commit's files only when the commit surely did not land."""
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 
 from pyspark import SparkContext
 
-from icefloe.errors import CommitStateUnknownException
+from icefloe import errors
+from icefloe.errors import CommitStateUnknownException, IcefloeError
 from icefloe.io import FileIO
 
-__all__ = ["delete_paths", "job_group", "removed_unless_committed", "wait_for_tasks"]
+__all__ = ["delete_paths", "job_group", "removed_unless_committed", "task_error", "wait_for_tasks"]
+
+# The last line of a Python worker's traceback when icefloe raised one of its errors there.
+_TASK_ERROR = re.compile(r"^icefloe\.errors\.(?P<name>\w+): (?P<message>.*)$", re.MULTILINE)
 
 
 @contextlib.contextmanager
@@ -63,3 +68,20 @@ def removed_unless_committed(cleanup: Callable[[], object]) -> Iterator[None]:
     except Exception:
         cleanup()
         raise
+
+
+def task_error(exc: BaseException) -> IcefloeError | None:
+    """The icefloe error a Spark task raised, rebuilt on the driver from the job's failure
+    (``ValidationError: required column 'id' has 1 null value(s)`` rather than a
+    ``PythonException`` with a worker traceback), or None when the job failed otherwise."""
+    matches = list(_TASK_ERROR.finditer(str(exc)))
+    if not matches:
+        return None
+    found = matches[-1]  # the error the task raised, not one it was handling
+    kind = getattr(errors, found.group("name"), None)
+    if not (isinstance(kind, type) and issubclass(kind, IcefloeError)):
+        return None
+    try:
+        return kind(found.group("message"))
+    except TypeError:  # an error class that takes other arguments
+        return None

@@ -32,6 +32,7 @@ from icefloe.errors import CommitStateUnknownException, ValidationError
 from icefloe.expressions import Expression, always_true, parse
 from icefloe.scan import FileScanTask, plan_files
 from icefloe.spark._action_options import FileSizeOptions, int_option, true_option
+from icefloe.spark._distribution import NO_DISTRIBUTION
 from icefloe.spark._expire import ExpireSnapshotsResult, expire_snapshots
 from icefloe.spark._orphans import RemoveOrphanFilesResult, remove_orphan_files
 from icefloe.spark._rewrite_deletes import RewritePositionDeletesResult, rewrite_position_deletes
@@ -170,7 +171,7 @@ def rewrite_data_files(
             frame = frame.repartitionByRange(outputs, *order).sortWithinPartitions(*order)
         else:
             frame = frame.repartition(outputs)
-        files, cleanup = write_data_frame(frame, resolved)
+        files, cleanup = write_data_frame(frame, resolved, distribution=NO_DISTRIBUTION)
         try:
             rewrite = resolved.new_rewrite()
             rewrite.validate_from_snapshot(snapshot.snapshot_id)

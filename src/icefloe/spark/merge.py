@@ -13,8 +13,9 @@ Clauses of one kind are tried in order; the first whose condition holds acts (SQ
 A target row matched by two source rows is an error (it would be changed twice), raised before
 anything is written. Target rows no clause changes stay where they are.
 
-How it runs: the table's live rows (with file and position) are full-outer-joined with the
-source on the condition; each joined row gets its action; the changed target rows' positions
+How it runs: the table's live rows (with file and position; pruned by what the condition says
+of the target alone, unless a NOT MATCHED BY SOURCE clause needs every row) are joined with the
+source on the condition (outer on the sides a clause needs); each joined row gets its action; the changed target rows' positions
 and the new rows (updates and inserts) go to :func:`icefloe.spark.row_changes.apply_change`,
 which writes and commits per ``write.merge.mode`` and the isolation level.
 """
@@ -31,6 +32,7 @@ from pyspark.sql import functions as F
 from icefloe.errors import ValidationError
 from icefloe.expressions import always_true
 from icefloe.scan import plan_files
+from icefloe.spark.conditions import merge_target_filter
 from icefloe.spark.read import FILE_COLUMN, POSITION_COLUMN, read_tasks
 from icefloe.spark.row_changes import apply_change
 from icefloe.spark.tables import resolve_table
@@ -123,16 +125,32 @@ class MergeBuilder:
         metadata = table.metadata
         schema = metadata.schema()
         snapshot = metadata.current_snapshot()
+        kinds = {c.kind for c in self.clauses}
+        # Target rows only a NOT MATCHED BY SOURCE clause acts on need the whole table; else
+        # only target rows that can match are read: what the condition says of the target's
+        # columns alone prunes its files (Java pushes it down likewise).
+        target_filter = (
+            always_true()
+            if "not_matched_by_source" in kinds
+            else merge_target_filter(
+                spark,
+                schema,
+                self.condition,
+                target_alias="t",
+                source_alias="s",
+                source_columns=self.source.columns,
+            )
+        )
         tasks = (
             []
             if snapshot is None
-            else plan_files(table.io(), metadata, snapshot, always_true(), schema=schema)
+            else plan_files(table.io(), metadata, snapshot, target_filter, schema=schema)
         )
         target = read_tasks(
             spark, metadata, table.io(), tasks, table_schema=schema, projection=schema, keep_file_columns=True
         ).withColumn(_TARGET_PRESENT, F.lit(True))
         source = self.source.withColumn(_SOURCE_PRESENT, F.lit(True))
-        joined = target.alias("t").join(source.alias("s"), on=_column(self.condition), how="full_outer")
+        joined = target.alias("t").join(source.alias("s"), on=_column(self.condition), how=_join_type(kinds))
         matched = F.col(f"t.{_TARGET_PRESENT}").isNotNull() & F.col(f"s.{_SOURCE_PRESENT}").isNotNull()
 
         duplicates = (
@@ -156,7 +174,10 @@ class MergeBuilder:
                 F.col(f"t.{FILE_COLUMN}").alias(FILE_COLUMN),
                 F.col(f"t.{POSITION_COLUMN}").alias(POSITION_COLUMN),
             )
-            new_rows = acted.filter(F.col(_ACTION) >= 0).select(*self._outputs(schema))
+            writes_rows = any(c.action != "delete" for c in self.clauses)
+            new_rows = (
+                acted.filter(F.col(_ACTION) >= 0).select(*self._outputs(schema)) if writes_rows else None
+            )
             return apply_change(
                 spark,
                 table,
@@ -166,7 +187,7 @@ class MergeBuilder:
                 whole=[],
                 changed=changed,
                 new_rows=new_rows,
-                conflict_filter=always_true(),
+                conflict_filter=target_filter,
             )
         finally:
             acted.unpersist()
@@ -222,6 +243,18 @@ class MergeBuilder:
 
     def _table_names(self) -> list[str]:
         return [f.name for f in self.table.metadata.schema().fields]
+
+
+def _join_type(kinds: set[str]) -> str:
+    """The join that keeps the rows some clause can act on: target rows without a source row
+    only for NOT MATCHED BY SOURCE, source rows without a target row only for NOT MATCHED."""
+    keep_target = "not_matched_by_source" in kinds
+    keep_source = "not_matched" in kinds
+    if keep_target and keep_source:
+        return "full_outer"
+    if keep_target:
+        return "left_outer"
+    return "right_outer" if keep_source else "inner"
 
 
 def _column(value: str | Column) -> Column:

@@ -10,6 +10,7 @@ commits one snapshot with the validations of the table's isolation level
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,15 +19,16 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from icefloe.errors import ValidationError
-from icefloe.expressions import Expression, always_true, bind, parse
+from icefloe.expressions import Expression
 from icefloe.expressions.model import AlwaysTrue
 from icefloe.scan import FileScanTask, plan_files
+from icefloe.spark._distribution import distribution_for
 from icefloe.spark._jobs import removed_unless_committed
-from icefloe.spark.filters import to_spark_filter
+from icefloe.spark.conditions import Condition, table_condition
 from icefloe.spark.paths import reported_path
 from icefloe.spark.read import FILE_COLUMN, POSITION_COLUMN, read_tasks
 from icefloe.spark.tables import resolve_table
-from icefloe.spark.write import write_data_frame
+from icefloe.spark.write import conform_to_table, write_data_frame
 from icefloe.spec.snapshots import Snapshot
 from icefloe.table.row_changes import (
     MERGE_ON_READ,
@@ -92,6 +94,7 @@ def apply_change(
     changed: DataFrame,
     new_rows: DataFrame | None,
     conflict_filter: Expression,
+    new_rows_file_column: str | None = None,
 ) -> Snapshot | None:
     """Commit a change: ``changed`` (live rows with file and position) go away, ``new_rows``
     (table columns) come in; files in ``whole`` go away unread.
@@ -101,6 +104,8 @@ def apply_change(
             isolation level apply).
         snapshot: the snapshot the change read (validations start there).
         tasks: the planned tasks ``changed`` came from.
+        new_rows_file_column: a column of ``new_rows`` naming the file a row's old version
+            came from (a copy-on-write update clusters by it), not written.
     """
     metadata = table.metadata
     mode, isolation = change_mode(metadata, kind), change_isolation(metadata, kind)
@@ -116,23 +121,48 @@ def apply_change(
             cleanup(committed=())
 
     try:
-        if new_rows is not None:
-            files, cleanup = write_data_frame(new_rows, table)
-            added.extend(files)
-            cleanups.append(cleanup)
-        if not found.touched and not added:
-            return None
         if mode == MERGE_ON_READ:
+            if new_rows is not None:
+                files, cleanup = write_data_frame(
+                    new_rows,
+                    table,
+                    distribution=distribution_for(spark, metadata, kind, copy_on_write=False),
+                    file_column=new_rows_file_column,
+                )
+                added.extend(files)
+                cleanups.append(cleanup)
+            if not found.touched and not added:
+                return None
             write_change_deletes(table, found, written)
-        elif partial:
-            touched = [task for task, _ in partial]
-            gone = changed.select(FILE_COLUMN, POSITION_COLUMN)
-            remainder = _live_rows(spark, table, touched).join(
-                gone, on=[FILE_COLUMN, POSITION_COLUMN], how="left_anti"
-            )
-            files, cleanup = write_data_frame(remainder.drop(FILE_COLUMN, POSITION_COLUMN), table)
-            written.data.extend(files)
-            cleanups.append(cleanup)
+        else:
+            # The touched files' other rows and the new rows, written by one job (as Java's
+            # copy-on-write does): a partition gets one new file, not one per kind of row.
+            schema = metadata.schema()
+            parts = []
+            if partial:
+                gone = changed.select(FILE_COLUMN, POSITION_COLUMN)
+                remainder = _live_rows(spark, table, [task for task, _ in partial]).join(
+                    gone, on=[FILE_COLUMN, POSITION_COLUMN], how="left_anti"
+                )
+                parts.append(conform_to_table(remainder.drop(POSITION_COLUMN), schema, keep=FILE_COLUMN))
+            if new_rows is not None:
+                if new_rows_file_column is None:
+                    new_rows = new_rows.withColumn(FILE_COLUMN, F.lit(None).cast("string"))
+                elif new_rows_file_column != FILE_COLUMN:
+                    new_rows = new_rows.withColumnRenamed(new_rows_file_column, FILE_COLUMN)
+                parts.append(conform_to_table(new_rows, schema, keep=FILE_COLUMN))
+            if parts:
+                frame = functools.reduce(lambda a, b: a.unionByName(b), parts)
+                files, cleanup = write_data_frame(
+                    frame,
+                    table,
+                    distribution=distribution_for(spark, metadata, kind, copy_on_write=True),
+                    file_column=FILE_COLUMN,
+                )
+                written.data.extend(files)
+                cleanups.append(cleanup)
+            if not found.touched and not written.data:
+                return None
     except BaseException:
         table.io().delete_quietly(written.paths())
         remove_written()
@@ -153,10 +183,9 @@ def apply_change(
     return result
 
 
-def _where(where: Expression | str | None) -> Expression:
-    if where is None:
-        return always_true()
-    return parse(where) if isinstance(where, str) else where
+def _matching(condition: Condition) -> Column:
+    """The rows the condition is true on (not null)."""
+    return F.coalesce(condition.rows, F.lit(False))
 
 
 def _split_whole(tasks: Sequence[FileScanTask]) -> tuple[list[Any], list[FileScanTask]]:
@@ -166,31 +195,25 @@ def _split_whole(tasks: Sequence[FileScanTask]) -> tuple[list[Any], list[FileSca
     return whole, rest
 
 
-def _condition(table: Table, row_filter: Expression) -> Column:
-    bound = bind(table.metadata.schema(), row_filter)
-    return F.coalesce(
-        to_spark_filter(
-            bound, lambda ref: F.col(f"`{ref.name}`") if len(ref.path) == 1 else _nested(ref.path)
-        ),
-        F.lit(False),
-    )
-
-
-def _nested(path: Sequence[str]) -> Column:
-    column = F.col(f"`{path[0]}`")
-    for name in path[1:]:
-        column = column.getField(name)
-    return column
-
-
-def delete(spark: SparkSession, table: Table | str, where: Expression | str | None = None) -> Snapshot | None:
+def delete(
+    spark: SparkSession, table: Table | str, where: Expression | str | Column | None = None
+) -> Snapshot | None:
     """Delete the rows matching ``where`` (rows where it is null stay); returns the snapshot
-    committed, or None when no row matched."""
+    committed, or None when no row matched.
+
+    Args:
+        where: a Spark SQL boolean expression (``"id % 100 = 0"``, functions, casts and
+            subqueries as Spark allows them in a filter), a Spark column, or an icefloe
+            expression; None deletes every row. Spark evaluates it on the rows; the part that
+            converts to an Iceberg filter prunes the files read, and when all of it converts,
+            files whose every row matches are removed without being read.
+    """
     resolved = resolve_table(table)
-    row_filter = _where(where)
+    condition = table_condition(spark, resolved.metadata.schema(), where)
+    row_filter = condition.pushed
     snapshot, tasks = _plan(resolved, row_filter)
-    whole, rest = _split_whole(tasks)
-    changed = _live_rows(spark, resolved, rest).filter(_condition(resolved, row_filter))
+    whole, rest = _split_whole(tasks) if condition.exact else ([], list(tasks))
+    changed = _live_rows(spark, resolved, rest).filter(_matching(condition))
     return apply_change(
         spark,
         resolved,
@@ -208,10 +231,12 @@ def update(
     spark: SparkSession,
     table: Table | str,
     set: Mapping[str, str | Column],
-    where: Expression | str | None = None,
+    where: Expression | str | Column | None = None,
 ) -> Snapshot | None:
     """Set columns of the rows matching ``where`` to Spark SQL expressions of the row
-    (``{"amount": "amount * 2"}``); returns the snapshot, or None when no row matched."""
+    (``{"amount": "amount * 2"}``); returns the snapshot, or None when no row matched.
+
+    ``where`` is what :func:`delete` takes."""
     resolved = resolve_table(table)
     schema = resolved.metadata.schema()
     names = {f.name.lower(): f.name for f in schema.fields}
@@ -219,11 +244,13 @@ def update(
     if unknown:
         raise ValidationError(f"update sets columns {unknown} that the table does not have")
     assignments = {names[c.lower()]: (F.expr(e) if isinstance(e, str) else e) for c, e in set.items()}
-    row_filter = _where(where)
+    condition = table_condition(spark, schema, where)
+    row_filter = condition.pushed
     snapshot, tasks = _plan(resolved, row_filter)
-    changed = _live_rows(spark, resolved, tasks).filter(_condition(resolved, row_filter))
+    changed = _live_rows(spark, resolved, tasks).filter(_matching(condition))
     updated = changed.select(
-        *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields]
+        *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
+        FILE_COLUMN,
     )
     return apply_change(
         spark,
@@ -235,4 +262,5 @@ def update(
         changed=changed,
         new_rows=updated,
         conflict_filter=row_filter,
+        new_rows_file_column=FILE_COLUMN,
     )

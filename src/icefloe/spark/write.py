@@ -23,22 +23,28 @@ from __future__ import annotations
 import pickle
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 from pyspark import AccumulatorParam
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.taskcontext import TaskContext
 
 from icefloe.arrow.schema import to_requested_schema
-from icefloe.errors import ValidationError
+from icefloe.errors import ValidationError, ValidationException
 from icefloe.expressions import Expression, always_true
 from icefloe.io import FileIO
 from icefloe.io.locations import DefaultLocationProvider
+from icefloe.scan import plan_files
 from icefloe.spark._conform import conform_column
-from icefloe.spark._jobs import delete_paths, job_group, removed_unless_committed, wait_for_tasks
+from icefloe.spark._distribution import Distribution, distribute, distribution_for
+from icefloe.spark._jobs import delete_paths, job_group, removed_unless_committed, task_error, wait_for_tasks
 from icefloe.spark._native_write import spark_writer_blocker, write_with_spark
+from icefloe.spark.conditions import table_condition
+from icefloe.spark.paths import reported_path
+from icefloe.spark.read import FILE_COLUMN, read_tasks
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.types import to_spark_type
 from icefloe.spec import types as it
@@ -49,7 +55,18 @@ from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.table import Table
 from icefloe.write.parquet import file_name_prefix, write_data_files
 
-__all__ = ["MODES", "PathList", "commit_files", "job_files", "write", "write_data_frame", "write_task_files"]
+__all__ = [
+    "MODES",
+    "OverwriteScope",
+    "PathList",
+    "commit_files",
+    "conform_to_table",
+    "job_files",
+    "overwrite_scope",
+    "write",
+    "write_data_frame",
+    "write_task_files",
+]
 
 #: The write modes: add rows; replace all rows (or those ``where`` matches); replace the
 #: partitions the new rows fall in.
@@ -70,7 +87,7 @@ class PathList(AccumulatorParam):  # type: ignore[type-arg]
 
 
 def write(
-    df: DataFrame, table: Table | str, mode: str = "append", where: Expression | str | None = None
+    df: DataFrame, table: Table | str, mode: str = "append", where: Expression | str | Column | None = None
 ) -> Snapshot | None:
     """Write a DataFrame's rows to a table in one snapshot (returned; None when there were no
     rows and nothing needed committing).
@@ -82,11 +99,16 @@ def write(
         mode: ``"append"``, ``"overwrite"`` (every row, or the rows ``where`` matches: each
             data file must match it wholly, as in Java's ``overwriteByRowFilter``) or
             ``"overwrite-partitions"`` (dynamic: the partitions the new rows fall in).
-        where: the overwrite filter (``mode="overwrite"`` only).
+        where: the overwrite filter (``mode="overwrite"`` only): a Spark SQL boolean expression,
+            a Spark column or an icefloe expression. When all of it converts to an Iceberg
+            filter, the table's metadata decides which files it replaces; otherwise Spark
+            counts each candidate file's matching rows first.
 
     Raises:
         ValidationError: an unknown mode, columns that do not fit the table, a ``where``
             with another mode.
+        ValidationException: ``where`` matches some but not all rows of a data file (nothing
+            is written).
         Any error of the Spark job or the commit, after deleting every file the job wrote.
     """
     if mode not in MODES:
@@ -94,12 +116,72 @@ def write(
     if where is not None and mode != "overwrite":
         raise ValidationError(f"where= is only for mode='overwrite', not '{mode}'")
     resolved = resolve_table(table)
+    scope = None if where is None else overwrite_scope(df.sparkSession, resolved, where)
     files, cleanup = write_data_frame(df, resolved)
     with removed_unless_committed(lambda: cleanup(committed=())):
-        if not commit_files(resolved, files, mode, where=where):
+        if not commit_files(resolved, files, mode, where=scope):
             return None
     cleanup(committed=[f.file_path for f in files])
     return resolved.current_snapshot()
+
+
+@dataclass(frozen=True)
+class OverwriteScope:
+    """What an overwrite with a condition replaces.
+
+    Attributes:
+        row_filter: an Iceberg filter equivalent to the condition: the operation removes the
+            files it matches wholly, judged on the metadata at commit time.
+        snapshot, files: otherwise, the data files of ``snapshot`` Spark found to match the
+            condition in every row (removed by name, the commit validated from ``snapshot``).
+        conflict_filter: what the condition implies, for conflict detection.
+    """
+
+    row_filter: Expression | str | None
+    snapshot: Snapshot | None = None
+    files: tuple[DataFile, ...] = ()
+    conflict_filter: Expression | None = None
+
+
+def overwrite_scope(spark: SparkSession, table: Table, where: Expression | str | Column) -> OverwriteScope:
+    """The files an overwrite ``where`` replaces (see :func:`write`).
+
+    Raises:
+        ValidationException: a file where some, but not all, live rows match (as Java's
+            ``overwriteByRowFilter`` refuses it).
+    """
+    metadata = table.metadata
+    schema = metadata.schema()
+    condition = table_condition(spark, schema, where)
+    if condition.exact:
+        return OverwriteScope(row_filter=condition.pushed)
+    snapshot = metadata.current_snapshot()
+    if snapshot is None:
+        return OverwriteScope(row_filter=None, conflict_filter=condition.pushed)
+    tasks = plan_files(table.io(), metadata, snapshot, condition.pushed, schema=schema)
+    rows = read_tasks(
+        spark, metadata, table.io(), tasks, table_schema=schema, projection=schema, keep_file_columns=True
+    )
+    counts = (
+        rows.groupBy(FILE_COLUMN)
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.sum(F.when(F.coalesce(condition.rows, F.lit(False)), 1).otherwise(0)).alias("matching"),
+        )
+        .filter("matching > 0")
+        .collect()
+    )
+    by_path = {reported_path(t.file.file_path): t.file for t in tasks}
+    partial = [by_path[row[FILE_COLUMN]].file_path for row in counts if row["matching"] < row["rows"]]
+    if partial:
+        raise ValidationException(
+            f"Cannot overwrite where {where}: it matches some, but not all, rows of data file "
+            f"{partial[0]}"
+            + (f" (and {len(partial) - 1} more)" if len(partial) > 1 else "")
+            + "; overwrite replaces whole files (use isp.delete and isp.write for row-level changes)"
+        )
+    files = tuple(by_path[row[FILE_COLUMN]] for row in counts)
+    return OverwriteScope(row_filter=None, snapshot=snapshot, files=files, conflict_filter=condition.pushed)
 
 
 def commit_files(
@@ -107,7 +189,7 @@ def commit_files(
     files: Sequence[DataFile],
     mode: str,
     *,
-    where: Expression | str | None = None,
+    where: OverwriteScope | Expression | str | None = None,
     summary: Mapping[str, str] | None = None,
     branch: str | None = None,
 ) -> bool:
@@ -115,6 +197,8 @@ def commit_files(
     them when the commit surely failed. Shared with the ``icefloe`` data source.
 
     Args:
+        where: what an overwrite replaces: an :class:`OverwriteScope`, or an Iceberg filter
+            (icefloe's grammar for a string); None: every row.
         summary: extra snapshot summary properties.
         branch: the branch to commit to (default ``main``).
 
@@ -130,7 +214,21 @@ def commit_files(
         for file in files:
             op = op.append_file(file)
     elif mode == "overwrite":
-        op = table.new_overwrite().overwrite_by_row_filter(where if where is not None else always_true())
+        op = table.new_overwrite()
+        scope = (
+            where if isinstance(where, OverwriteScope) else OverwriteScope(row_filter=where or always_true())
+        )
+        if scope.row_filter is not None:
+            op = op.overwrite_by_row_filter(scope.row_filter)
+        else:
+            # Files Spark judged on `snapshot`: none of them may have changed since, and no
+            # data the condition may match may have arrived (it would escape the overwrite).
+            for removed in scope.files:
+                op = op.delete_file(removed)
+            if scope.snapshot is not None:
+                op = op.validate_from_snapshot(scope.snapshot.snapshot_id)
+            op = op.conflict_detection_filter(scope.conflict_filter or always_true())
+            op = op.validate_no_conflicting_data().validate_no_conflicting_deletes()
         for file in files:
             op = op.add_file(file)
     else:
@@ -148,19 +246,37 @@ def commit_files(
     return True
 
 
-def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
+def write_data_frame(
+    df: DataFrame,
+    table: Table,
+    *,
+    distribution: Distribution | None = None,
+    file_column: str | None = None,
+) -> tuple[list[DataFile], Any]:
     """Write ``df`` as data files of ``table`` in Spark tasks; nothing is committed.
+
+    Args:
+        distribution: how rows are clustered over the write tasks first (default: the
+            table's ``write.distribution-mode``, see ``_distribution.py``).
+        file_column: a column of ``df`` naming the data file each row came from (a
+            copy-on-write rewrite may cluster by it); not written.
 
     Returns:
         the files, and ``cleanup(committed=paths)``: deletes every file the job wrote that
         is not in ``committed`` (all of them when the commit failed).
 
     Raises:
+        ValidationError: rows that do not fit the table (naming the column).
         Any error of the job, after deleting the files its finished tasks wrote.
     """
     metadata = table.metadata
     schema = metadata.schema()
-    prepared = _conform(df, schema)
+    if distribution is None:
+        distribution = distribution_for(df.sparkSession, metadata, "write")
+    prepared = conform_to_table(df, schema, keep=file_column)
+    prepared = distribute(prepared, metadata, distribution, file_column=file_column)
+    if file_column is not None:
+        prepared = prepared.drop(file_column)
     io = table.io()
     operation_id = str(uuid.uuid4())
     if spark_writer_blocker(metadata) is None:
@@ -172,12 +288,15 @@ def write_data_frame(df: DataFrame, table: Table) -> tuple[list[DataFile], Any]:
     try:
         with job_group(context, group):
             rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
-    except BaseException:
+    except BaseException as exc:
         # The job failed; tasks Spark is still killing may finish a file after this point,
         # and killed tasks never report theirs. Wait for them to stop, then delete what the
         # accumulator knows and every file named with this job's id.
         wait_for_tasks(context, group)
         delete_paths(io, [*written.value, *job_files(io, metadata, operation_id)])
+        typed = task_error(exc)
+        if typed is not None:
+            raise typed from None  # the task's own error, not a worker traceback
         raise
     files: list[DataFile] = [f for row in rows for f in pickle.loads(row[0])]
 
@@ -202,13 +321,13 @@ def job_files(io: FileIO, metadata: TableMetadata, operation_id: str) -> list[st
         return []
 
 
-def _conform(df: DataFrame, schema: Schema) -> DataFrame:
+def conform_to_table(df: DataFrame, schema: Schema, keep: str | None = None) -> DataFrame:
     """The DataFrame's columns in the table's order and Spark types (missing optional columns
-    as nulls; struct fields matched by name, see ``_conform.py``); uuids stay strings (the
-    executor parses them)."""
-    by_name = {c.lower(): c for c in df.columns}
+    as nulls; struct fields matched by name, see ``_conform.py``), then ``keep`` as it is;
+    uuids stay strings (the executor parses them)."""
+    by_name = {c.lower(): c for c in df.columns if c != keep}
     wanted = {f.name.lower() for f in schema.fields}
-    extra = [c for c in df.columns if c.lower() not in wanted]
+    extra = [c for c in by_name.values() if c.lower() not in wanted]
     if extra:
         raise ValidationError(
             f"columns {extra} are not in the table schema ({', '.join(f.name for f in schema.fields)})"
@@ -228,6 +347,8 @@ def _conform(df: DataFrame, schema: Schema) -> DataFrame:
                     field.name
                 )
             )
+    if keep is not None:
+        columns.append(F.col(keep))
     return df.select(*columns)
 
 
