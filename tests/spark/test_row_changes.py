@@ -212,6 +212,7 @@ def _merge_model(rows: list[tuple], source: list[tuple], kinds: tuple[str, ...])
     return sorted(result)
 
 
+@pytest.mark.driver_side
 @pytest.mark.parametrize(
     "kinds",
     [

@@ -197,3 +197,16 @@ def test_nested_fields_match_by_name_not_position(spark: object, catalog: Catalo
     bad = spark.sql("SELECT 10L AS id, named_struct('x', 1.0D, 'z', 2.0D) AS point")  # type: ignore[attr-defined]
     with pytest.raises(ValidationError, match=r"fields \['z'\] of column 'point'"):
         isp.write(bad, table)
+
+
+@pytest.mark.parametrize("writer", ["icefloe", "spark"])
+def test_null_in_a_required_column_is_a_typed_error_on_the_driver(
+    spark: object, catalog: Catalog, writer: str
+) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("note", pa.string())])
+    table = catalog.create_table("db.required", schema, properties={"icefloe.spark.writer": writer})
+    frame = spark.createDataFrame([(1, "a"), (None, "b")], "id long, note string")  # type: ignore[attr-defined]
+    with pytest.raises(ValidationError, match="required column 'id'") as raised:
+        isp.write(frame, table)
+    assert "Traceback" not in str(raised.value) and raised.value.__cause__ is None
+    assert table.refresh().current_snapshot() is None

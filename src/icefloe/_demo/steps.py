@@ -236,10 +236,13 @@ class Run:
                     f"delete files {n(deletes_before)} -> {n(deletes_after)}"
                 )
                 folded = " (applying their deletes)" if deletes_before else ""
-                step.extra.append(
-                    f"rewrote {n(result.rewritten_data_files_count)} small files{folded} into "
-                    f"{n(result.added_data_files_count)}, one commit"
-                )
+                if result.commits:
+                    step.extra.append(
+                        f"rewrote {n(result.rewritten_data_files_count)} small files{folded} into "
+                        f"{n(result.added_data_files_count)}, one commit"
+                    )
+                else:
+                    step.extra.append("nothing to rewrite: no partition has several small files")
 
     # ---- 10. history -------------------------------------------------------------------------
 
