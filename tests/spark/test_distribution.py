@@ -4,6 +4,7 @@ per partition, whichever writer (Spark's or icefloe's) writes the files."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from typing import Any
 
@@ -65,7 +66,7 @@ def test_none_keeps_the_tasks_and_the_session_overrides(spark: Any, catalog: Cat
         spark.conf.unset(DISTRIBUTION_MODE_CONF)
     assert set(_files_per_partition(table).values()) == {5}
     table.update_properties().set("write.distribution-mode", "scatter").commit()
-    with pytest.raises(ValidationError, match="write.distribution-mode"):
+    with pytest.raises(ValidationError, match=r"write\.distribution-mode"):
         isp.write(_batch(spark), table)
 
 
@@ -82,7 +83,7 @@ def test_sorted_tables_range_distribute(spark: Any, catalog: Catalog) -> None:
         for t in table.new_scan().plan_files()
     )
     assert len(ranges) > 1
-    assert all(high < low for (_, high), (low, _) in zip(ranges, ranges[1:]))  # disjoint id ranges
+    assert all(high < low for (_, high), (low, _) in itertools.pairwise(ranges))  # disjoint id ranges
 
 
 @pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
