@@ -16,16 +16,22 @@ from icefloe import spark as isp
 from icefloe.errors import ValidationError
 from icefloe.spark._distribution import DISTRIBUTION_MODE_CONF
 
-SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("country", pa.string()), pa.field("ts", pa.timestamp("us"))])
+SCHEMA = pa.schema(
+    [pa.field("id", pa.int64()), pa.field("country", pa.string()), pa.field("ts", pa.timestamp("us"))]
+)
 
 
 def _batch(spark: Any, rows: int = 3000, tasks: int = 12) -> Any:
     """Rows of 3 countries x 4 days, spread round-robin over ``tasks`` tasks."""
-    return spark.range(rows).selectExpr(  # type: ignore[attr-defined]
-        "id",
-        "element_at(array('NL', 'US', 'VN'), cast(id % 3 + 1 AS int)) AS country",
-        "timestamp_ntz'2024-01-01 00:00:00' + make_interval(0, 0, 0, cast(id % 4 AS int)) AS ts",
-    ).repartition(tasks)
+    return (
+        spark.range(rows)
+        .selectExpr(  # type: ignore[attr-defined]
+            "id",
+            "element_at(array('NL', 'US', 'VN'), cast(id % 3 + 1 AS int)) AS country",
+            "timestamp_ntz'2024-01-01 00:00:00' + make_interval(0, 0, 0, cast(id % 4 AS int)) AS ts",
+        )
+        .repartition(tasks)
+    )
 
 
 def _files_per_partition(table: Table) -> Counter[Any]:
