@@ -50,8 +50,8 @@ import pyarrow.parquet as pq
 import icefloe
 from icefloe import DataFile, Table
 from icefloe.arrow.schema import schema_to_arrow
-from icefloe.table.append import AppendFiles
-from icefloe.table.snapshot_producer import SnapshotProducer
+from icefloe.table.snapshots.append import AppendFiles
+from icefloe.table.snapshots.snapshot_producer import SnapshotProducer
 from icefloe.write import footer_metrics
 
 SCHEMA = pa.schema(

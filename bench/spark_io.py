@@ -84,15 +84,15 @@ from pyspark.sql import functions as F  # noqa: E402
 import icefloe  # noqa: E402
 from icefloe import spark as isp  # noqa: E402
 from icefloe.io import local_path  # noqa: E402
-from icefloe.spark._native_write import WRITER_PROPERTY  # noqa: E402
 from icefloe.spark.paths import spark_input_path  # noqa: E402
 from icefloe.spark.types import to_spark_schema  # noqa: E402
+from icefloe.spark.write.spark_writer import WRITER_PROPERTY  # noqa: E402
 from icefloe.write.options import ParquetWriteOptions  # noqa: E402
 
 GENERATOR_VERSION = 1  # bump when the columns or expressions change: the cached data is rebuilt
 BYTES_PER_ROW = 30  # on-disk bytes of one row with zstd level 3, measured; sizes the table
-# ``icefloe.spark.write`` is also the name of the function the package exports.
-spark_write = importlib.import_module("icefloe.spark.write")
+# ``icefloe.spark.write.frames`` is also the name of the function the package exports.
+spark_write = importlib.import_module("icefloe.spark.write.frames")
 DEFAULT_CACHE = Path.home() / ".cache" / "icefloe" / "bench" / "spark_io"
 
 # name, Arrow type (icefloe table schema), Spark SQL type (Java's DDL), generating expression

@@ -1,4 +1,5 @@
-"""Fixtures shared by all of icefloe's tests. Keep this light: it loads for every test run.
+"""Fixtures shared by all of icefloe's tests (helpers that are not fixtures: ``tests/support/``).
+Keep this light: it loads for every test run.
 
 - ``warehouse``: an empty folder for tables, fresh per test.
 - ``postgres_url``: a throwaway PostgreSQL server on 127.0.0.1 for the whole session (a SQLAlchemy
@@ -10,12 +11,21 @@
   ``tests/interop/engines.py``, one server per engine per test module (the first use builds the
   engine's environment, minutes; cached in ``~/.cache/icefloe/engines``).
 
+- ``spark``: one Spark session for the whole test run (starting one costs seconds), bound to
+  127.0.0.1. ``ICEFLOE_SPARK_MASTER`` picks the master: ``local[2]`` by default,
+  ``local-cluster[2,1,1024]`` for separate executor JVMs and Python workers.
+
 - ``moto_endpoint``: a real S3 API (moto's server) on 127.0.0.1, one process for the session,
   started on first use; ``s3_properties``: Iceberg properties pointing at it, with a fresh
   bucket per test (``s3_properties["test.bucket"]``).
 
-Tests using ``postgres_url`` are marked ``postgres`` and tests using an engine fixture
-(``tests/interop``) are marked ``interop`` automatically, so ``-m "not interop"`` deselects them.
+Markers, set here from where a test lives and what it uses, so that ``./dev test --fast``
+(``-m "not spark and not interop and not slow"``) runs what needs neither Java nor Spark:
+
+- ``interop``: the reference engines (``tests/interop``, or an engine fixture);
+- ``spark``: a Spark session (``tests/spark``, ``test_spark_*`` modules, or the ``spark`` fixture);
+- ``postgres``: the ``postgres_url`` server;
+- ``slow``: set by the test itself (multi-process races, the demo, long equivalence checks).
 """
 
 from __future__ import annotations
@@ -46,10 +56,24 @@ _ENGINE_FIXTURES = {"java_engine", "pyiceberg_engine", "duckdb_engine"}
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
+        path = Path(str(item.fspath))
         if "postgres_url" in names:
             item.add_marker(pytest.mark.postgres)
-        if names & _ENGINE_FIXTURES:
+        if names & _ENGINE_FIXTURES or "interop" in path.parts:
             item.add_marker(pytest.mark.interop)
+        if "spark" in names or "spark" in path.parts or path.name.startswith("test_spark_"):
+            item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    from icefloe.spark import local_session  # PySpark loads only for the tests that use Spark
+
+    session = local_session(os.environ.get("ICEFLOE_SPARK_MASTER", "local[2]"), app_name="icefloe-tests")
+    try:
+        yield session
+    finally:
+        session.stop()
 
 
 @pytest.fixture

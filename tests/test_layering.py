@@ -7,9 +7,10 @@ Layers, bottom to top (imports point down only)::
     L2  expressions, serde
     L3  io, arrow
     L4  manifests, write
-    L5  scan, catalog
+    L5  scan, backends         (catalog backends: where metadata pointers live)
     L6  table
-    L7  spark, cli, rest
+    L7  catalog                (the user-facing Catalog and load_catalog)
+    L8  spark, cli, rest
     top icefloe/__init__.py and every top-level module file (icefloe/demo.py, re-export shims
         such as icefloe/types.py)
 
@@ -17,7 +18,7 @@ A module violates the contract when it
 
 - imports a higher layer (``import icefloe`` itself counts as the top layer),
 - imports a sibling package on its own layer (``scan`` -> ``catalog``),
-- is in ``spec``, ``expressions`` or ``catalog`` and imports pyarrow, pyspark or another engine
+- is in ``spec``, ``expressions`` or ``backends`` and imports pyarrow, pyspark or another engine
   library (pandas, polars, duckdb), anywhere in the module,
 - imports an icefloe module inside a function body (the way to hide a cycle); top-level
   modules are exempt, as they may import lazily to keep ``import icefloe`` light.
@@ -38,7 +39,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "icefloe"
 ROOT_PACKAGE = "icefloe"
 
-TOP = 8
+TOP = 9
 LAYERS: dict[str, int] = {
     "errors": 0,
     "_util": 0,
@@ -50,16 +51,17 @@ LAYERS: dict[str, int] = {
     "manifests": 4,
     "write": 4,
     "scan": 5,
-    "catalog": 5,
+    "backends": 5,
     "table": 6,
-    "spark": 7,
-    "cli": 7,
-    "rest": 7,
+    "catalog": 7,
+    "spark": 8,
+    "cli": 8,
+    "rest": 8,
     "_demo": TOP,  # the main job's parts (icefloe.demo is its entry point)
 }
 # (importer, imported) pairs on one layer that are allowed: errors is the floor of L0.
 ALLOWED_SIBLINGS = {("_util", "errors")}
-PURE_PARTS = {"spec", "expressions", "catalog"}
+PURE_PARTS = {"spec", "expressions", "backends"}
 ENGINE_LIBRARIES = {"pyarrow", "pyspark", "pandas", "polars", "duckdb"}
 
 
@@ -210,9 +212,82 @@ def check_layers(src: Path = SRC) -> list[str]:
     return problems
 
 
+def import_cycles(src: Path = SRC) -> list[list[str]]:
+    """Every cycle of imports between modules under SRC (type-only imports count: they tie the
+    modules as tightly for a reader), as the sorted module names of each strongly connected
+    component."""
+    modules = _discover(src)
+    known = set(modules)
+    edges: dict[str, set[str]] = {}
+    for module in modules.values():
+        collector = _ImportCollector(module, known)
+        collector.visit(ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path)))
+        edges[module.name] = {imp.target for imp in collector.found if imp.target in known} - {module.name}
+    # Tarjan's strongly connected components, iteratively (deep chains would hit the recursion limit).
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    cycles = import_cycles()
+    assert not cycles, "import cycles (type-only imports included):\n" + "\n".join(
+        " <-> ".join(cycle) for cycle in cycles
+    )
+
+
 def test_the_source_tree_keeps_its_layers() -> None:
     problems = check_layers()
     assert not problems, "layer violations:\n" + "\n".join(problems)
+
+
+MAX_MODULE_LINES = 700
+
+
+def test_no_module_is_overgrown() -> None:
+    """A module past 700 lines holds more than one concept: split it into a package."""
+    long = {
+        str(path.relative_to(SRC.parent)): lines
+        for path in SRC.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
 
 
 def test_every_top_level_package_has_a_layer() -> None:
@@ -245,12 +320,12 @@ SYNTHETIC = {
     "arrow/__init__.py": "",
     "arrow/schema.py": "import pyarrow as pa\nfrom icefloe import errors, spec\n",
     "scan/__init__.py": "",
-    "scan/planner.py": "from icefloe.catalog import base\nimport importlib\n"
+    "scan/planner.py": "from icefloe.backends import base\nimport importlib\n"
     "x = importlib.import_module('icefloe.table')\n",
-    "catalog/__init__.py": "",
-    "catalog/base.py": "from icefloe import Table\nimport sqlalchemy\nimport pandas\n",
+    "backends/__init__.py": "",
+    "backends/base.py": "from icefloe import Table\nimport sqlalchemy\nimport pandas\n",
     "table/__init__.py": "",
-    "table/table.py": "from ..scan import planner\nfrom ..catalog import base\nfrom ..spec.types import IntegerType\n",
+    "table/table.py": "from ..scan import planner\nfrom ..backends import base\nfrom ..spec.types import IntegerType\n",
     "mystery/__init__.py": "",
 }
 
@@ -265,10 +340,18 @@ def synthetic(tmp_path: Path) -> Path:
     return src
 
 
+def test_the_cycle_finder_sees_type_only_cycles(synthetic: Path) -> None:
+    (synthetic / "spec" / "schema.py").write_text(
+        "from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from icefloe.spec.types import X\n"
+    )
+    assert ["icefloe.spec.schema", "icefloe.spec.types"] in import_cycles(synthetic)
+
+
 def test_the_checker_finds_each_kind_of_violation(synthetic: Path) -> None:
     assert sorted(check_layers(synthetic)) == [
-        "icefloe/catalog/base.py:1: icefloe.catalog.base (L5) imports icefloe (top), a higher layer",
-        "icefloe/catalog/base.py:3: icefloe.catalog.base (L5) imports pandas: icefloe.catalog stays free of "
+        "icefloe/backends/base.py:1: icefloe.backends.base (L5) imports icefloe (top), a higher layer",
+        "icefloe/backends/base.py:3: icefloe.backends.base (L5) imports pandas: icefloe.backends stays free of "
         "engine libraries (Arrow code lives in icefloe.arrow)",
         "icefloe/errors.py:1: icefloe.errors (L0) imports icefloe._util.helper, a sibling package on the same "
         "layer",
@@ -280,7 +363,7 @@ def test_the_checker_finds_each_kind_of_violation(synthetic: Path) -> None:
         "import at module level (a cycle means a layer is wrong)",
         "icefloe/mystery/__init__.py:1: package icefloe.mystery is not in the layer map "
         "(add it to tests/test_layering.py and ARCHITECTURE.md)",
-        "icefloe/scan/planner.py:1: icefloe.scan.planner (L5) imports icefloe.catalog.base, a sibling "
+        "icefloe/scan/planner.py:1: icefloe.scan.planner (L5) imports icefloe.backends.base, a sibling "
         "package on the same layer",
         "icefloe/scan/planner.py:3: icefloe.scan.planner (L5) imports icefloe.table (L6), a higher layer",
         "icefloe/spec/schema.py:4: icefloe.spec.schema (L1) imports icefloe.scan (L5), a higher layer",

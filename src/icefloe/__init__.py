@@ -10,6 +10,7 @@ Quick start::
 """
 
 from icefloe import errors, expressions, types
+from icefloe.catalog import Catalog, load_catalog
 from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,
@@ -24,10 +25,7 @@ from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import HistoryEntry, Snapshot, SnapshotRef
 from icefloe.spec.sorting import SortOrder
 from icefloe.spec.types import NestedField
-from icefloe.table.catalog import Catalog
-from icefloe.table.config import load_catalog
-from icefloe.table.table import Table
-from icefloe.table.transaction import Transaction
+from icefloe.table import Table, TableScan, Transaction
 
 __version__ = "0.1.0"
 
@@ -50,6 +48,7 @@ __all__ = [
     "SnapshotRef",
     "SortOrder",
     "Table",
+    "TableScan",
     "Transaction",
     "ValidationError",
     "ValidationException",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from icefloe.catalog import CatalogBackend, HadoopCatalog, InMemoryCatalog, SqlCatalog
+from icefloe.backends import CatalogBackend, HadoopCatalogBackend, InMemoryCatalogBackend, SqlCatalogBackend
 from icefloe.io import FileInfo, FileIO, InputFile, OutputFile
 from icefloe.spec.builder import new_table_metadata
 from icefloe.spec.partitioning import UNPARTITIONED_SPEC
@@ -36,15 +36,15 @@ def new_metadata(backend: CatalogBackend, identifier: Any, **properties: str) ->
 
 def make_backend(kind: str, warehouse: Path, request: pytest.FixtureRequest) -> CatalogBackend:
     if kind == "sql":
-        return SqlCatalog("test", {"warehouse": str(warehouse)})
+        return SqlCatalogBackend("test", {"warehouse": str(warehouse)})
     if kind == "sql-postgres":
         url = request.getfixturevalue("postgres_url")
         # One server for the session: a fresh catalog name keeps each test's rows apart.
-        return SqlCatalog(f"test_{uuid.uuid4().hex[:12]}", {"warehouse": str(warehouse), "uri": url})
+        return SqlCatalogBackend(f"test_{uuid.uuid4().hex[:12]}", {"warehouse": str(warehouse), "uri": url})
     if kind == "hadoop":
-        return HadoopCatalog("test", {"warehouse": str(warehouse)})
+        return HadoopCatalogBackend("test", {"warehouse": str(warehouse)})
     if kind == "memory":
-        return InMemoryCatalog("test", {"warehouse": str(warehouse)})
+        return InMemoryCatalogBackend("test", {"warehouse": str(warehouse)})
     raise AssertionError(kind)
 
 

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from icefloe.catalog import load_catalog_backend
+from icefloe.backends import load_catalog_backend
 from icefloe.errors import CommitFailedException
 from icefloe.spec.updates import AssertTableUUID, SetProperties
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from catalog_helpers import BACKEND_KINDS, make_backend
 
-from icefloe.catalog import CatalogBackend
+from icefloe.backends import CatalogBackend
 
 
 @pytest.fixture(params=BACKEND_KINDS)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from catalog_helpers import SCHEMA, new_metadata
 
-from icefloe.catalog import CatalogBackend, HadoopCatalog, LoadedTable, PropertiesUpdateSummary
+from icefloe.backends import CatalogBackend, HadoopCatalogBackend, LoadedTable, PropertiesUpdateSummary
 from icefloe.errors import (
     CommitFailedException,
     NamespaceAlreadyExistsError,
@@ -35,7 +35,7 @@ from icefloe.spec.updates import (
 
 
 def _is_hadoop(backend: CatalogBackend) -> bool:
-    return isinstance(backend, HadoopCatalog)
+    return isinstance(backend, HadoopCatalogBackend)
 
 
 def _metadata_files(loaded: LoadedTable) -> list[str]:

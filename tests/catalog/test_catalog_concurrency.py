@@ -13,7 +13,7 @@ import pytest
 from catalog_helpers import new_metadata
 
 import icefloe
-from icefloe.catalog import load_catalog_backend
+from icefloe.backends import load_catalog_backend
 from icefloe.io import local_path
 
 HERE = Path(__file__).resolve().parent

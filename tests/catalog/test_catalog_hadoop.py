@@ -1,4 +1,4 @@
-"""HadoopCatalog: Java's directory layout, version hint, checksums, exclusive publishing."""
+"""HadoopCatalogBackend: Java's directory layout, version hint, checksums, exclusive publishing."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from catalog_helpers import HookedFileIO, new_metadata
 
-from icefloe.catalog import HadoopCatalog, LoadedTable
-from icefloe.catalog._hadoop_crc import checksum_location, hadoop_checksum
+from icefloe.backends import HadoopCatalogBackend, LoadedTable
+from icefloe.backends._hadoop_crc import checksum_location, hadoop_checksum
 from icefloe.errors import (
     CommitFailedException,
     FileIOError,
@@ -29,17 +29,17 @@ JAVA_CRC_OF_HINT_2 = bytes.fromhex("63726300000002001ad5be0d")
 
 
 @pytest.fixture
-def catalog(warehouse: Path) -> HadoopCatalog:
-    return HadoopCatalog("h", {"warehouse": str(warehouse)})
+def catalog(warehouse: Path) -> HadoopCatalogBackend:
+    return HadoopCatalogBackend("h", {"warehouse": str(warehouse)})
 
 
-def _create(catalog: HadoopCatalog, ident: str = "db.t", **properties: str) -> LoadedTable:
+def _create(catalog: HadoopCatalogBackend, ident: str = "db.t", **properties: str) -> LoadedTable:
     if not catalog.namespace_exists("db"):
         catalog.create_namespace("db")
     return catalog.create_table(ident, new_metadata(catalog, ident, **properties))
 
 
-def _commit(catalog: HadoopCatalog, **props: str) -> LoadedTable:
+def _commit(catalog: HadoopCatalogBackend, **props: str) -> LoadedTable:
     return catalog.commit_table("db.t", None, [], [SetProperties(props)])
 
 
@@ -60,7 +60,7 @@ def test_checksum_matches_java() -> None:
     )
 
 
-def test_layout_of_create_and_commit(catalog: HadoopCatalog, warehouse: Path) -> None:
+def test_layout_of_create_and_commit(catalog: HadoopCatalogBackend, warehouse: Path) -> None:
     created = _create(catalog)
     meta = _meta(warehouse)
     assert created.metadata_location == f"{warehouse}/db/t/metadata/v1.metadata.json"
@@ -79,7 +79,7 @@ def test_layout_of_create_and_commit(catalog: HadoopCatalog, warehouse: Path) ->
 
 @pytest.mark.parametrize("hint", [None, "1", "garbage", "9"])
 def test_current_version_without_a_good_hint(
-    catalog: HadoopCatalog, warehouse: Path, hint: str | None
+    catalog: HadoopCatalogBackend, warehouse: Path, hint: str | None
 ) -> None:
     _create(catalog)
     _commit(catalog, a="1")
@@ -95,7 +95,7 @@ def test_current_version_without_a_good_hint(
     assert hint_file.read_text() == "4"
 
 
-def test_a_table_is_a_directory_with_metadata_files(catalog: HadoopCatalog, warehouse: Path) -> None:
+def test_a_table_is_a_directory_with_metadata_files(catalog: HadoopCatalogBackend, warehouse: Path) -> None:
     catalog.create_namespace("db")
     (warehouse / "db" / "looks_like_ns" / "metadata").mkdir(parents=True)
     assert catalog.list_tables("db") == []
@@ -110,16 +110,16 @@ def test_a_table_is_a_directory_with_metadata_files(catalog: HadoopCatalog, ware
         catalog.create_namespace(("db", "t", "inner"))
 
 
-def test_concurrent_writer_wins_the_version(catalog: HadoopCatalog, warehouse: Path) -> None:
+def test_concurrent_writer_wins_the_version(catalog: HadoopCatalogBackend, warehouse: Path) -> None:
     _create(catalog)
-    other = HadoopCatalog("h", {"warehouse": str(warehouse)})
+    other = HadoopCatalogBackend("h", {"warehouse": str(warehouse)})
 
     def competitor_commits_first(location: str) -> None:
         racing.before = None  # only once
         other.commit_table("db.t", None, [], [SetProperties({"winner": "other"})])
 
     racing = HookedFileIO(LocalFileIO(), before=competitor_commits_first)
-    loser = HadoopCatalog("h", {"warehouse": str(warehouse)}, io=racing)
+    loser = HadoopCatalogBackend("h", {"warehouse": str(warehouse)}, io=racing)
     with pytest.raises(CommitFailedException):
         loser.commit_table("db.t", None, [], [SetProperties({"winner": "loser"})])
     current = catalog.load_table("db.t")
@@ -131,7 +131,9 @@ def test_concurrent_writer_wins_the_version(catalog: HadoopCatalog, warehouse: P
     assert dict(retried.metadata.properties) == {"winner": "other", "second": "loser"}
 
 
-def test_same_version_under_another_codec_name_is_withdrawn(catalog: HadoopCatalog, warehouse: Path) -> None:
+def test_same_version_under_another_codec_name_is_withdrawn(
+    catalog: HadoopCatalogBackend, warehouse: Path
+) -> None:
     # A gzip writer that passed its "is there any v2?" check publishes v2.gz.metadata.json
     # right after our exclusive create of v2.metadata.json: different names, so both creates
     # succeed. Ours must be withdrawn (a definite, retryable failure), never both kept.
@@ -146,17 +148,17 @@ def test_same_version_under_another_codec_name_is_withdrawn(catalog: HadoopCatal
         )
 
     racing = HookedFileIO(LocalFileIO(), after=gzip_writer_publishes_v2)
-    plain = HadoopCatalog("h", {"warehouse": str(warehouse)}, io=racing)
+    plain = HadoopCatalogBackend("h", {"warehouse": str(warehouse)}, io=racing)
     with pytest.raises(CommitFailedException):
         plain.commit_table("db.t", None, [], [SetProperties({"who": "plain"})])
     assert sorted(p.name for p in _meta(warehouse).glob("v2*.metadata.json")) == ["v2.gz.metadata.json"]
     assert catalog.load_table("db.t").metadata.properties["who"] == "gzip"
 
 
-def test_failed_publish_is_a_definite_failure(catalog: HadoopCatalog, warehouse: Path) -> None:
+def test_failed_publish_is_a_definite_failure(catalog: HadoopCatalogBackend, warehouse: Path) -> None:
     created = _create(catalog)
     faulty = FaultInjectingFileIO(LocalFileIO(), lambda location: location.endswith("v2.metadata.json"))
-    writer = HadoopCatalog("h", {"warehouse": str(warehouse)}, io=faulty)
+    writer = HadoopCatalogBackend("h", {"warehouse": str(warehouse)}, io=faulty)
     with pytest.raises(CommitFailedException) as info:
         writer.commit_table("db.t", None, [], [SetProperties({"a": "1"})])
     assert isinstance(info.value.__cause__, FileIOError)
@@ -165,14 +167,14 @@ def test_failed_publish_is_a_definite_failure(catalog: HadoopCatalog, warehouse:
 
 
 def test_publish_that_reports_failure_after_writing_is_a_success(
-    catalog: HadoopCatalog, warehouse: Path
+    catalog: HadoopCatalogBackend, warehouse: Path
 ) -> None:
     _create(catalog)
 
     def lost_acknowledgement(location: str) -> None:
         raise FileIOError(f"connection reset after writing {location}")
 
-    writer = HadoopCatalog(
+    writer = HadoopCatalogBackend(
         "h", {"warehouse": str(warehouse)}, io=HookedFileIO(LocalFileIO(), after=lost_acknowledgement)
     )
     committed = writer.commit_table("db.t", None, [], [SetProperties({"a": "1"})])
@@ -181,7 +183,7 @@ def test_publish_that_reports_failure_after_writing_is_a_success(
     assert (_meta(warehouse) / "version-hint.text").read_text() == "2"
 
 
-def test_delete_after_commit_removes_checksums_too(catalog: HadoopCatalog, warehouse: Path) -> None:
+def test_delete_after_commit_removes_checksums_too(catalog: HadoopCatalogBackend, warehouse: Path) -> None:
     _create(
         catalog,
         **{"write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "1"},
@@ -196,7 +198,7 @@ def test_delete_after_commit_removes_checksums_too(catalog: HadoopCatalog, wareh
     assert (meta / "v2.metadata.json").exists() and (meta / "v3.metadata.json").exists()
 
 
-def test_unsupported_changes(catalog: HadoopCatalog, warehouse: Path) -> None:
+def test_unsupported_changes(catalog: HadoopCatalogBackend, warehouse: Path) -> None:
     created = _create(catalog)
     with pytest.raises(ValidationError):
         catalog.commit_table("db.t", created, [], [SetLocation(f"{warehouse}/elsewhere")])
@@ -207,7 +209,7 @@ def test_unsupported_changes(catalog: HadoopCatalog, warehouse: Path) -> None:
     assert catalog.load_table("db.t") == created
 
 
-def test_drop_namespace_with_files_is_refused(catalog: HadoopCatalog, warehouse: Path) -> None:
+def test_drop_namespace_with_files_is_refused(catalog: HadoopCatalogBackend, warehouse: Path) -> None:
     catalog.create_namespace("db")
     (warehouse / "db" / "notes.txt").write_text("x")
     with pytest.raises(NamespaceNotEmptyError):
@@ -219,11 +221,11 @@ def test_drop_namespace_with_files_is_refused(catalog: HadoopCatalog, warehouse:
 
 def test_remote_warehouse_is_refused() -> None:
     with pytest.raises(UnsupportedFeatureError):
-        HadoopCatalog("h", {"warehouse": "s3://bucket/warehouse"})
+        HadoopCatalogBackend("h", {"warehouse": "s3://bucket/warehouse"})
 
 
 def test_file_uri_warehouse(warehouse: Path) -> None:
-    catalog = HadoopCatalog("h", {"warehouse": f"file:{warehouse}"})
+    catalog = HadoopCatalogBackend("h", {"warehouse": f"file:{warehouse}"})
     created = _create(catalog)
     assert created.metadata_location == f"file:{warehouse}/db/t/metadata/v1.metadata.json"
     assert (warehouse / "db" / "t" / "metadata" / "v1.metadata.json").is_file()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icefloe.catalog import (
+from icefloe.backends import (
     CatalogBackend,
     identifier_to_string,
     parse_identifier,

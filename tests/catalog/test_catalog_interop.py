@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from catalog_helpers import new_metadata
 
-from icefloe.catalog import HadoopCatalog, SqlCatalog
-from icefloe.catalog._hadoop_crc import hadoop_checksum
+from icefloe.backends import HadoopCatalogBackend, SqlCatalogBackend
+from icefloe.backends._hadoop_crc import hadoop_checksum
 from icefloe.spec.updates import AssertRefSnapshotId, AssertTableUUID, SetProperties
 from interop.engines import EngineError, JavaEngine, PyIcebergEngine
 
@@ -46,7 +46,7 @@ def test_java_verifies_our_checksums(java_engine: JavaEngine, tmp_path: Path) ->
 
 def test_java_and_icefloe_take_turns_on_a_hadoop_table(java_engine: JavaEngine, tmp_path: Path) -> None:
     warehouse = tmp_path / "warehouse"
-    ours = HadoopCatalog("h", {"warehouse": str(warehouse)})
+    ours = HadoopCatalogBackend("h", {"warehouse": str(warehouse)})
     ours.create_namespace("db")
     created = ours.create_table("db.t", new_metadata(ours, "db.t"))
     ours.commit_table(
@@ -135,7 +135,7 @@ finally:
 
 def test_pyiceberg_shares_the_sql_catalog(pyiceberg_engine: PyIcebergEngine, tmp_path: Path) -> None:
     warehouse = tmp_path / "warehouse"
-    ours = SqlCatalog("shared", {"warehouse": str(warehouse)})
+    ours = SqlCatalogBackend("shared", {"warehouse": str(warehouse)})
     ours.create_namespace("db", {"owner": "icefloe"})
     created = ours.create_table("db.ours", new_metadata(ours, "db.ours"))
     committed = ours.commit_table("db.ours", created, [], [SetProperties({"written.by": "icefloe"})])
@@ -187,7 +187,7 @@ def test_purging_a_java_table_leaves_no_checksum_files(java_engine: JavaEngine, 
     assert any(p.name.endswith(".parquet.crc") for p in table_dir.rglob("*"))
     hint = (table_dir / "metadata" / "version-hint.text").read_text()
 
-    ours = SqlCatalog("sql", {"warehouse": str(tmp_path / "ours")})
+    ours = SqlCatalogBackend("sql", {"warehouse": str(tmp_path / "ours")})
     ours.create_namespace("db")
     ours.register_table("db.t", str(table_dir / "metadata" / f"v{hint}.metadata.json"))
     ours.drop_table("db.t", purge=True)

@@ -1,4 +1,4 @@
-"""InMemoryCatalog: files are written, and its fault injection drives the commit protocol."""
+"""InMemoryCatalogBackend: files are written, and its fault injection drives the commit protocol."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ from pathlib import Path
 import pytest
 from catalog_helpers import new_metadata
 
-from icefloe.catalog import InMemoryCatalog, LoadedTable, load_catalog_backend
+from icefloe.backends import InMemoryCatalogBackend, LoadedTable, load_catalog_backend
 from icefloe.errors import CommitFailedException, CommitStateUnknownException, ValidationException
 from icefloe.io import local_path
 from icefloe.spec.updates import AssertTableUUID, SetProperties
 
 
 @pytest.fixture
-def catalog(warehouse: Path) -> InMemoryCatalog:
-    catalog = InMemoryCatalog("mem", {"warehouse": str(warehouse)})
+def catalog(warehouse: Path) -> InMemoryCatalogBackend:
+    catalog = InMemoryCatalogBackend("mem", {"warehouse": str(warehouse)})
     catalog.create_namespace("db")
     return catalog
 
 
-def _create(catalog: InMemoryCatalog) -> LoadedTable:
+def _create(catalog: InMemoryCatalogBackend) -> LoadedTable:
     return catalog.create_table("db.t", new_metadata(catalog, "db.t"))
 
 
@@ -29,29 +29,29 @@ def _metadata_files(warehouse: Path) -> set[str]:
     return {p.name for p in (warehouse / "db" / "t" / "metadata").iterdir()}
 
 
-def _commit(catalog: InMemoryCatalog, base: LoadedTable | None, **props: str) -> LoadedTable:
+def _commit(catalog: InMemoryCatalogBackend, base: LoadedTable | None, **props: str) -> LoadedTable:
     return catalog.commit_table("db.t", base, [], [SetProperties(props)])
 
 
-def test_files_are_written(catalog: InMemoryCatalog) -> None:
+def test_files_are_written(catalog: InMemoryCatalogBackend) -> None:
     created = _create(catalog)
     committed = _commit(catalog, created, a="1")
     for loaded in (created, committed):
         assert os.path.isfile(local_path(loaded.metadata_location))
     # Another catalog can register the file it wrote.
-    other = InMemoryCatalog("other")
+    other = InMemoryCatalogBackend("other")
     other.create_namespace("x")
     assert other.register_table("x.t", committed.metadata_location).metadata == committed.metadata
 
 
 def test_default_warehouse_is_a_fresh_directory() -> None:
-    first, second = InMemoryCatalog(), load_catalog_backend("m", type="memory")
-    assert isinstance(second, InMemoryCatalog)
+    first, second = InMemoryCatalogBackend(), load_catalog_backend("m", type="memory")
+    assert isinstance(second, InMemoryCatalogBackend)
     assert first.warehouse != second.warehouse
     assert os.path.isdir(first.warehouse)
 
 
-def test_fail_next_commits(catalog: InMemoryCatalog, warehouse: Path) -> None:
+def test_fail_next_commits(catalog: InMemoryCatalogBackend, warehouse: Path) -> None:
     created = _create(catalog)
     catalog.fail_next_commits(2)
     for _ in range(2):
@@ -65,7 +65,7 @@ def test_fail_next_commits(catalog: InMemoryCatalog, warehouse: Path) -> None:
     assert _commit(catalog, created, a="1").metadata.properties["a"] == "1"
 
 
-def test_commit_then_raise(catalog: InMemoryCatalog) -> None:
+def test_commit_then_raise(catalog: InMemoryCatalogBackend) -> None:
     created = _create(catalog)
     catalog.commit_then_raise(1)
     with pytest.raises(CommitStateUnknownException):
@@ -75,7 +75,7 @@ def test_commit_then_raise(catalog: InMemoryCatalog) -> None:
     assert _commit(catalog, None, b="2").metadata.properties["b"] == "2"
 
 
-def test_lost_swap_answer_is_settled_as_success(catalog: InMemoryCatalog) -> None:
+def test_lost_swap_answer_is_settled_as_success(catalog: InMemoryCatalogBackend) -> None:
     created = _create(catalog)
     catalog.swap_then_raise(1)
     committed = _commit(catalog, created, a="1")
@@ -84,7 +84,7 @@ def test_lost_swap_answer_is_settled_as_success(catalog: InMemoryCatalog) -> Non
 
 
 def test_unknown_outcome_before_the_swap_is_settled_as_failure(
-    catalog: InMemoryCatalog, warehouse: Path
+    catalog: InMemoryCatalogBackend, warehouse: Path
 ) -> None:
     created = _create(catalog)
 
@@ -100,7 +100,7 @@ def test_unknown_outcome_before_the_swap_is_settled_as_failure(
     assert len(_metadata_files(warehouse)) == 1
 
 
-def test_concurrent_writer_before_the_swap(catalog: InMemoryCatalog, warehouse: Path) -> None:
+def test_concurrent_writer_before_the_swap(catalog: InMemoryCatalogBackend, warehouse: Path) -> None:
     created = _create(catalog)
     uuid = created.metadata.table_uuid
 

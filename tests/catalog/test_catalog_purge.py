@@ -10,7 +10,7 @@ import pytest
 from catalog_helpers import SCHEMA, new_metadata
 
 import icefloe
-from icefloe.catalog import CatalogBackend, HadoopCatalog, InMemoryCatalog
+from icefloe.backends import CatalogBackend, HadoopCatalogBackend, InMemoryCatalogBackend
 from icefloe.io import local_path
 from icefloe.manifests import write_manifest, write_manifest_list
 from icefloe.spec.manifest import DataFile, FileFormat, ManifestEntry, ManifestEntryStatus
@@ -105,7 +105,7 @@ def test_purge_keeps_data_when_gc_is_disabled(backend: CatalogBackend, warehouse
     files = _table_with_files(backend, warehouse, **{"gc.enabled": "false"})
     backend.drop_table("db.t", purge=True)
     outside = [x for x in files["data"] if "/shared-data/" in x]
-    if isinstance(backend, HadoopCatalog):  # the table directory goes, as in Java
+    if isinstance(backend, HadoopCatalogBackend):  # the table directory goes, as in Java
         assert _existing(files["data"]) == outside
     else:
         assert _existing(files["data"]) == files["data"]
@@ -136,7 +136,7 @@ def test_purge_of_a_table_with_damaged_metadata_warns_once_naming_the_file(
 ) -> None:
     """As Java, the table is dropped and its files are left; one warning line says why, naming
     the damaged file, without a traceback (the problem is the file, not icefloe)."""
-    if isinstance(backend, InMemoryCatalog):
+    if isinstance(backend, InMemoryCatalogBackend):
         pytest.skip("the in-memory catalog keeps the metadata it wrote: it never rereads the file")
     files = _table_with_files(backend, warehouse)
     current = files["metadata"][-1]

@@ -1,4 +1,4 @@
-"""SqlCatalog: Java's JDBC catalog schema and rows, SQLite locking, unknown commit outcomes."""
+"""SqlCatalogBackend: Java's JDBC catalog schema and rows, SQLite locking, unknown commit outcomes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 from catalog_helpers import new_metadata
 
-from icefloe.catalog import LoadedTable, SqlCatalog, load_catalog_backend
+from icefloe.backends import LoadedTable, SqlCatalogBackend, load_catalog_backend
 from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,
@@ -35,22 +35,22 @@ JAVA_V0_DDL = [
 
 
 @pytest.fixture
-def catalog(warehouse: Path) -> SqlCatalog:
-    return SqlCatalog("cat", {"warehouse": str(warehouse)})
+def catalog(warehouse: Path) -> SqlCatalogBackend:
+    return SqlCatalogBackend("cat", {"warehouse": str(warehouse)})
 
 
 def _db(warehouse: Path) -> sqlite3.Connection:
     return sqlite3.connect(warehouse / "catalog.db")
 
 
-def _create(catalog: SqlCatalog, ident: str = "db.t") -> LoadedTable:
+def _create(catalog: SqlCatalogBackend, ident: str = "db.t") -> LoadedTable:
     namespace = ident.rsplit(".", 1)[0]
     if not catalog.namespace_exists(namespace):
         catalog.create_namespace(namespace)
     return catalog.create_table(ident, new_metadata(catalog, ident))
 
 
-def test_schema_is_javas_v1_schema(catalog: SqlCatalog, warehouse: Path) -> None:
+def test_schema_is_javas_v1_schema(catalog: SqlCatalogBackend, warehouse: Path) -> None:
     engine = sa.create_engine(f"sqlite:///{warehouse / 'catalog.db'}")
     inspector = sa.inspect(engine)
     tables = {c["name"]: c for c in inspector.get_columns("iceberg_tables")}
@@ -79,7 +79,7 @@ def test_schema_is_javas_v1_schema(catalog: SqlCatalog, warehouse: Path) -> None
     engine.dispose()
 
 
-def test_rows_are_javas(catalog: SqlCatalog, warehouse: Path) -> None:
+def test_rows_are_javas(catalog: SqlCatalogBackend, warehouse: Path) -> None:
     catalog.create_namespace(("a", "b"), {"owner": "me"})
     created = _create(catalog, "a.b.t")
     committed = catalog.commit_table("a.b.t", created, [], [SetProperties({"k": "v"})])
@@ -100,7 +100,7 @@ def test_rows_are_javas(catalog: SqlCatalog, warehouse: Path) -> None:
         catalog.update_namespace_properties("a.b", removals=["exists"])
 
 
-def test_namespace_patterns_are_escaped(catalog: SqlCatalog) -> None:
+def test_namespace_patterns_are_escaped(catalog: SqlCatalogBackend) -> None:
     catalog.create_namespace("axb")
     catalog.create_namespace("a%c")
     assert not catalog.namespace_exists("a_b")
@@ -112,7 +112,7 @@ def test_namespace_patterns_are_escaped(catalog: SqlCatalog) -> None:
     assert catalog.list_namespaces() == [("a%c",), ("a_b",), ("axb",)]
 
 
-def test_views_are_not_tables(catalog: SqlCatalog, warehouse: Path) -> None:
+def test_views_are_not_tables(catalog: SqlCatalogBackend, warehouse: Path) -> None:
     catalog.create_namespace("db")
     with _db(warehouse) as db:
         db.execute("INSERT INTO iceberg_tables VALUES ('cat', 'db', 'v', '/x/v.metadata.json', NULL, 'VIEW')")
@@ -131,7 +131,7 @@ def test_v0_schema_is_used_as_is_or_upgraded(warehouse: Path) -> None:
     with _db(warehouse) as db:
         for ddl in JAVA_V0_DDL:
             db.execute(ddl)
-    v0 = SqlCatalog("cat", {"warehouse": str(warehouse)})
+    v0 = SqlCatalogBackend("cat", {"warehouse": str(warehouse)})
     created = _create(v0)
     assert v0.load_table("db.t") == created
     with _db(warehouse) as db:
@@ -139,7 +139,7 @@ def test_v0_schema_is_used_as_is_or_upgraded(warehouse: Path) -> None:
             -1
         ] == "previous_metadata_location"
     v0.close()
-    v1 = SqlCatalog("cat", {"warehouse": str(warehouse), "jdbc.schema-version": "V1"})
+    v1 = SqlCatalogBackend("cat", {"warehouse": str(warehouse), "jdbc.schema-version": "V1"})
     assert v1.load_table("db.t") == created  # a NULL iceberg_type is a table
     _create(v1, "db.u")
     with _db(warehouse) as db:
@@ -151,8 +151,8 @@ def test_v0_schema_is_used_as_is_or_upgraded(warehouse: Path) -> None:
 
 
 def test_catalog_names_keep_rows_apart(warehouse: Path) -> None:
-    first = SqlCatalog("first", {"warehouse": str(warehouse)})
-    second = SqlCatalog("second", {"warehouse": str(warehouse)})
+    first = SqlCatalogBackend("first", {"warehouse": str(warehouse)})
+    second = SqlCatalogBackend("second", {"warehouse": str(warehouse)})
     _create(first)
     assert second.list_namespaces() == []
     assert not second.table_exists("db.t")
@@ -164,18 +164,20 @@ def test_catalog_names_keep_rows_apart(warehouse: Path) -> None:
 
 def test_default_uri_and_loading(warehouse: Path) -> None:
     backend = load_catalog_backend("cat", type="sql", warehouse=warehouse / "nested")
-    assert isinstance(backend, SqlCatalog)
+    assert isinstance(backend, SqlCatalogBackend)
     assert (warehouse / "nested" / "catalog.db").is_file()
     backend.close()
     with pytest.raises(ValidationError):
-        SqlCatalog("cat", {"warehouse": "s3://bucket/wh"})  # no uri, and no local file for SQLite
+        SqlCatalogBackend("cat", {"warehouse": "s3://bucket/wh"})  # no uri, and no local file for SQLite
     with pytest.raises(ValidationError):
-        SqlCatalog("cat", {})
+        SqlCatalogBackend("cat", {})
     with pytest.raises(MissingDependencyError):
-        SqlCatalog("cat", {"warehouse": str(warehouse), "uri": "mysql+pymysql://user@127.0.0.1/db"})
+        SqlCatalogBackend("cat", {"warehouse": str(warehouse), "uri": "mysql+pymysql://user@127.0.0.1/db"})
     empty = f"sqlite:///{warehouse / 'empty.db'}"
     with pytest.raises(ValidationError):
-        SqlCatalog("cat", {"warehouse": str(warehouse), "uri": empty, "jdbc.init-catalog-tables": "false"})
+        SqlCatalogBackend(
+            "cat", {"warehouse": str(warehouse), "uri": empty, "jdbc.init-catalog-tables": "false"}
+        )
 
 
 def _hold_write_lock(path: Path, seconds: float, started: threading.Event) -> None:
@@ -190,7 +192,7 @@ def _hold_write_lock(path: Path, seconds: float, started: threading.Event) -> No
 
 
 def test_locked_database_is_retried(warehouse: Path) -> None:
-    catalog = SqlCatalog(
+    catalog = SqlCatalogBackend(
         "cat", {"warehouse": str(warehouse), "sql.busy-timeout-ms": "50", "sql.lock-retries": "30"}
     )
     created = _create(catalog)
@@ -207,7 +209,7 @@ def test_locked_database_is_retried(warehouse: Path) -> None:
 
 
 def test_lock_that_outlasts_the_retries_is_a_definite_failure(warehouse: Path) -> None:
-    catalog = SqlCatalog(
+    catalog = SqlCatalogBackend(
         "cat", {"warehouse": str(warehouse), "sql.busy-timeout-ms": "20", "sql.lock-retries": "2"}
     )
     created = _create(catalog)
@@ -230,7 +232,7 @@ def test_lock_that_outlasts_the_retries_is_a_definite_failure(warehouse: Path) -
 
 @pytest.mark.postgres
 def test_postgres_commit_failing_at_commit_time_is_settled(postgres_url: str, warehouse: Path) -> None:
-    catalog = SqlCatalog("deferred_check", {"warehouse": str(warehouse), "uri": postgres_url})
+    catalog = SqlCatalogBackend("deferred_check", {"warehouse": str(warehouse), "uri": postgres_url})
     created = _create(catalog, "db.doomed")
     engine = sa.create_engine(postgres_url)
     with engine.begin() as conn:
@@ -268,7 +270,7 @@ def test_postgres_commit_failing_at_commit_time_is_settled(postgres_url: str, wa
 @pytest.mark.postgres
 def test_postgres_url_without_driver_means_psycopg(postgres_url: str, warehouse: Path) -> None:
     plain = postgres_url.replace("postgresql+psycopg://", "postgresql://")
-    catalog = SqlCatalog("plain_url", {"warehouse": str(warehouse), "uri": plain})
+    catalog = SqlCatalogBackend("plain_url", {"warehouse": str(warehouse), "uri": plain})
     created = _create(catalog)
     assert catalog.load_table("db.t") == created
     catalog.close()
@@ -276,9 +278,9 @@ def test_postgres_url_without_driver_means_psycopg(postgres_url: str, warehouse:
 
 def test_sqlite_file_in_a_new_folder(warehouse: Path, tmp_path: Path) -> None:
     database = tmp_path / "not" / "yet" / "there.db"
-    catalog = SqlCatalog("cat", {"warehouse": str(warehouse), "uri": f"sqlite:///{database}"})
+    catalog = SqlCatalogBackend("cat", {"warehouse": str(warehouse), "uri": f"sqlite:///{database}"})
     _create(catalog)
     assert database.is_file()
     catalog.close()
     with pytest.raises(ValidationError):
-        SqlCatalog("cat", {"warehouse": str(warehouse), "uri": "not a url"})
+        SqlCatalogBackend("cat", {"warehouse": str(warehouse), "uri": "not a url"})

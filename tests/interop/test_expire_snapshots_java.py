@@ -27,7 +27,7 @@ import pytest
 import icefloe
 from icefloe import Table
 from icefloe.errors import ValidationError
-from table.helpers import local, write_parquet_file
+from support.catalogs import local, write_parquet_file
 
 from .engines import EngineError, JavaEngine
 from .tables import hadoop_catalog

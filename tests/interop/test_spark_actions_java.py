@@ -1,4 +1,4 @@
-"""``icefloe.spark.actions`` maintenance against Java Iceberg (1.9.2): after icefloe's
+"""``icefloe.spark.actions.rewrite_data_files`` maintenance against Java Iceberg (1.9.2): after icefloe's
 ``rewrite_position_deletes``, ``rewrite_manifests`` and ``expire_snapshots`` (Spark tasks
 reading and writing, icefloe committing), Java reads every snapshot of the table exactly as
 before, lists the same snapshots, and (v3) reads the deletion vectors that replaced position

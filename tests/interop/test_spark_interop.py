@@ -1,6 +1,6 @@
 """``icefloe.spark`` against the reference engines: what Spark writes through icefloe reads
 identically in Java Iceberg (on Spark 3.5), PyIceberg and DuckDB, and what Java writes reads
-identically through ``icefloe.spark.read``.
+identically through ``icefloe.spark.read.frames``.
 
 1. ``isp.write`` (append, overwrite-partitions) of every Spark type (boolean, byte, short, int,
    long, float, double, decimal, date, timestamp, timestamp_ntz, string, binary, struct, array,

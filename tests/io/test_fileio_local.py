@@ -304,6 +304,7 @@ def test_exclusive_write_race_between_threads(io: LocalFileIO, tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"v{i}.metadata.json" for i in range(10))
 
 
+@pytest.mark.slow
 def test_exclusive_write_race_between_processes(tmp_path: Path) -> None:
     location = f"file:{tmp_path}/t/metadata/v7.metadata.json"
     context = multiprocessing.get_context("spawn")

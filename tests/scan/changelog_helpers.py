@@ -22,7 +22,7 @@ from icefloe.write import (
     write_equality_deletes,
     write_position_deletes,
 )
-from table.helpers import make_catalog
+from support.catalogs import make_catalog
 
 __all__ = [
     "SCHEMA",

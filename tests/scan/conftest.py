@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 
 from icefloe import Table
+from support.catalogs import ARROW_SCHEMA, make_catalog, rows
 from table.conftest import catalog, format_version, memory_catalog, sql_catalog
-from table.helpers import ARROW_SCHEMA, make_catalog, rows
 
 __all__ = ["catalog", "events", "events_v2", "format_version", "memory_catalog", "sql_catalog"]
 

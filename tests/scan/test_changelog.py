@@ -41,7 +41,7 @@ from scan.changelog_helpers import (
     set_mode,
 )
 from scan.test_changelog_random import check_changelog
-from table.helpers import make_catalog
+from support.catalogs import make_catalog
 
 
 def _snapshot_id(table: Table) -> int:

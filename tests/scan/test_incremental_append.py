@@ -22,7 +22,7 @@ from icefloe.manifests import ManifestWriter, read_manifest, write_manifest_list
 from icefloe.spec.manifest import ManifestContent, ManifestFile
 from icefloe.spec.snapshots import SnapshotRefType, new_snapshot_id
 from icefloe.spec.updates import AddSnapshot, AssertRefSnapshotId, RemoveSnapshots, SetSnapshotRef
-from table.helpers import ARROW_SCHEMA, local, rows, write_parquet_file
+from support.catalogs import ARROW_SCHEMA, local, rows, write_parquet_file
 
 POSITION_SCHEMA = pa.schema(
     [

@@ -278,6 +278,7 @@ def _spec(fields: list[tuple[int, str]]) -> PartitionSpec:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.slow
 @given(
     table=_table(), filters=st.lists(st.one_of(st.just(always_true()), _filters()), min_size=1, max_size=3)
 )

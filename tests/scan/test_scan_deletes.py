@@ -23,7 +23,7 @@ from icefloe.spec.manifest import ManifestContent
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.snapshots import new_snapshot_id
 from icefloe.spec.updates import AddSnapshot, AssertRefSnapshotId, SetSnapshotRef
-from table.helpers import ARROW_SCHEMA, local, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, local, rows, sorted_rows
 
 POSITION_SCHEMA = pa.schema(
     [

@@ -31,7 +31,7 @@ from icefloe.expressions import (
     or_,
     starts_with,
 )
-from table.helpers import local, sorted_rows
+from support.catalogs import local, sorted_rows
 
 Row = dict[str, Any]
 D1, D2, D3 = dt.date(2024, 1, 1), dt.date(2024, 1, 2), dt.date(2024, 1, 3)

@@ -14,7 +14,7 @@ from icefloe import Catalog, Table
 from icefloe.errors import InvalidDataFileError, ValidationError
 from icefloe.expressions import AlwaysTrue, BoundPredicate
 from icefloe.scan import FileScanTask
-from table.helpers import ARROW_SCHEMA, local, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, local, rows, sorted_rows
 
 DAY_2 = (dt.date(2024, 1, 2) - dt.date(1970, 1, 1)).days
 

@@ -21,7 +21,7 @@ from icefloe.spec.types import NestedField, StringType
 from icefloe.spec.updates import AddSchema, SetCurrentSchema, SetSnapshotRef
 from icefloe.table.scan import TableScan
 from icefloe.write import footer_metrics
-from table.helpers import ARROW_SCHEMA, local, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, local, rows, sorted_rows
 
 # ---- select ---------------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from icefloe.write import (
     write_position_deletes_for,
 )
 from scan.row_delta_helpers import commit_row_delta
-from table.helpers import ARROW_SCHEMA, rows
+from support.catalogs import ARROW_SCHEMA, rows
 
 DAY2 = (dt.date(2024, 1, 2) - dt.date(1970, 1, 1)).days
 

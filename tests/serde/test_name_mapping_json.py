@@ -16,13 +16,13 @@ from icefloe.serde import (
     name_mapping_to_json,
 )
 from icefloe.spec.name_mapping import (
-    DEFAULT_NAME_MAPPING_PROPERTY,
     TOP_LEVEL_PARENT_ID,
     MappedField,
     NameMapping,
     create_mapping_from_schema,
     update_mapping,
 )
+from icefloe.spec.properties import DEFAULT_NAME_MAPPING
 from icefloe.spec.table_metadata import TableMetadata
 
 from ._fixtures import fixture_bytes
@@ -37,7 +37,7 @@ def java_table() -> TableMetadata:
 
 
 def test_java_property_parses_and_writes_back_byte_for_byte() -> None:
-    text = java_table().properties[DEFAULT_NAME_MAPPING_PROPERTY]
+    text = java_table().properties[DEFAULT_NAME_MAPPING]
     mapping = loads_name_mapping(text)
     assert mapping.find("label") == MappedField(2, ("name", "label"))
     assert mapping.find("loc", "alt") == MappedField(6, ("alt",))
@@ -54,7 +54,7 @@ def test_updates_reproduce_the_mapping_java_maintained() -> None:
         {2: current.field(2), 6: current.field(6), 7: current.field(7)},
         {3: [6], TOP_LEVEL_PARENT_ID: [7]},
     )
-    assert updated == loads_name_mapping(md.properties[DEFAULT_NAME_MAPPING_PROPERTY])
+    assert updated == loads_name_mapping(md.properties[DEFAULT_NAME_MAPPING])
 
 
 def test_json_form() -> None:

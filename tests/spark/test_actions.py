@@ -1,4 +1,4 @@
-"""icefloe.spark.actions: compaction keeps every live row, applies deletes, drops the delete
+"""icefloe.spark.actions.rewrite_data_files: compaction keeps every live row, applies deletes, drops the delete
 files it made useless, honours the options, and commits through new_rewrite()."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""icefloe.spark.actions maintenance: expire_snapshots, remove_orphan_files, rewrite_manifests
+"""icefloe.spark.actions.rewrite_data_files maintenance: expire_snapshots, remove_orphan_files, rewrite_manifests
 and rewrite_position_deletes on real tables, with real Spark (local or local-cluster)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from icefloe import spark as isp
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.io.local import local_path
 from icefloe.manifests import read_manifest
-from icefloe.spark._orphans import _flatten, _ident, _same
+from icefloe.spark.actions.remove_orphan_files import _flatten, _ident, _same
 from icefloe.spec.conversions import from_bytes
 from icefloe.spec.manifest import (
     ContentFile,

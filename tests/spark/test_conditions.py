@@ -1,4 +1,4 @@
-"""Spark SQL conditions (``icefloe.spark.conditions``): the Iceberg filter pushed from a Spark
+"""Spark SQL conditions (``icefloe.spark.rows.conditions``): the Iceberg filter pushed from a Spark
 expression must be true, false and unknown on exactly the rows where Spark finds the expression
 so (when it converts wholly), and true wherever Spark finds it true (when only a part converts).
 
@@ -21,7 +21,7 @@ from icefloe import Catalog, Table
 from icefloe import spark as isp
 from icefloe.expressions import Expression, not_
 from icefloe.expressions.model import AlwaysTrue
-from icefloe.spark.conditions import merge_target_filter, table_condition
+from icefloe.spark.rows.conditions import merge_target_filter, table_condition
 
 pytestmark = pytest.mark.driver_side
 UTC = dt.UTC
@@ -98,7 +98,7 @@ PARTIAL = [
 
 @pytest.fixture(scope="module")
 def conditions_table(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Table:
-    from table.helpers import make_catalog
+    from support.catalogs import make_catalog
 
     catalog: Catalog = make_catalog("sql", tmp_path_factory.mktemp("conditions"))
     table = catalog.create_table("db.conditions", SCHEMA, partition_by=["day(tstz)", "b"])

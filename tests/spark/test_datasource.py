@@ -20,9 +20,9 @@ import pytest
 from icefloe import Catalog, Table
 from icefloe import spark as isp
 from icefloe.io.local import local_path
-from icefloe.spark.datasource import IcefloeDataSource
-from spark.helpers import sorted_tuples, spark_rows
+from icefloe.spark.datasource.source import IcefloeDataSource
 from spark.test_read import ALL_TYPES, _all_types_rows
+from support.spark import sorted_tuples, spark_rows
 
 
 def catalog_options(catalog: Catalog) -> dict[str, str]:
@@ -189,7 +189,7 @@ def test_filter_option_and_pushed_filters_match_icefloe(
     }
     for spark_where, iceberg_where in cases.items():
         # A fresh DataFrame per query: PySpark 4.3 reuses a pushed-down plan for later scans of
-        # the same DataFrame (see icefloe.spark._datasource_read).
+        # the same DataFrame (see icefloe.spark.datasource.reader).
         frame = reader(spark, catalog, **pushdown).load("db.typed")
         got = spark_rows(frame.filter(spark_where))
         assert got == sorted_tuples(typed_table.new_scan().filter(iceberg_where).to_arrow()), spark_where

@@ -14,7 +14,7 @@ import pytest
 from icefloe import Catalog, Table
 from icefloe import spark as isp
 from icefloe.errors import ValidationError
-from icefloe.spark._distribution import DISTRIBUTION_MODE_CONF
+from icefloe.spark.write.distribution import DISTRIBUTION_MODE_CONF
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64()), pa.field("country", pa.string()), pa.field("ts", pa.timestamp("us"))]

@@ -1,4 +1,4 @@
-"""icefloe.spark.read: Spark's Parquet reader over icefloe's plan gives exactly the rows
+"""icefloe.spark.read.frames: Spark's Parquet reader over icefloe's plan gives exactly the rows
 icefloe's own reader gives (which the interop tests hold to Java's), across schema evolution,
 deletes of every kind, time travel and incremental reads."""
 
@@ -18,7 +18,7 @@ from icefloe import Catalog, DataFile, Table
 from icefloe import spark as isp
 from icefloe.spark.paths import reported_path
 from icefloe.write import footer_metrics
-from spark.helpers import sorted_tuples, spark_rows
+from support.spark import sorted_tuples, spark_rows
 
 
 def _same(spark: object, table: Table, **kwargs: object) -> list[tuple[object, ...]]:

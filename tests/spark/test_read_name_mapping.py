@@ -12,7 +12,7 @@ import pytest
 
 from icefloe import Catalog, Table
 from icefloe import spark as isp
-from spark.helpers import sorted_tuples, spark_rows
+from support.spark import sorted_tuples, spark_rows
 
 RAW = pa.schema(
     [

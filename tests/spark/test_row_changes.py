@@ -12,7 +12,7 @@ from icefloe import Catalog, Table
 from icefloe import spark as isp
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.spec.manifest import FileContent, FileFormat
-from spark.helpers import spark_rows
+from support.spark import spark_rows
 
 MODES = ("copy-on-write", "merge-on-read")
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("g", pa.string()), pa.field("amount", pa.float64())])

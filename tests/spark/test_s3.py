@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 import icefloe
 from icefloe import spark as isp
 from icefloe.errors import UnsupportedFeatureError
-from spark.helpers import sorted_tuples, spark_rows
-from table.helpers import ARROW_SCHEMA, rows
+from support.catalogs import ARROW_SCHEMA, rows
+from support.spark import sorted_tuples, spark_rows
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ import pytest
 
 from icefloe import Catalog, Table
 from icefloe import spark as isp
-from icefloe.spark._datasource_write import EPOCH_ID_KEY, QUERY_ID_KEY
-from icefloe.spark.datasource import IcefloeDataSource
-from spark.helpers import sorted_tuples, spark_rows
+from icefloe.spark.datasource.source import IcefloeDataSource
+from icefloe.spark.datasource.writer import EPOCH_ID_KEY, QUERY_ID_KEY
 from spark.test_datasource import catalog_options
+from support.spark import sorted_tuples, spark_rows
 
 _SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("s", pa.string())])
 

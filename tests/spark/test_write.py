@@ -1,4 +1,4 @@
-"""icefloe.spark.write: Spark tasks write valid Iceberg data files (field ids everywhere,
+"""icefloe.spark.write.frames: Spark tasks write valid Iceberg data files (field ids everywhere,
 icefloe's transforms, rolling, sort order), committed as one snapshot per mode; a failed job
 leaves nothing behind."""
 
@@ -16,9 +16,9 @@ from icefloe import Catalog, Table
 from icefloe import spark as isp
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.io.local import local_path
-from icefloe.spark._native_write import WRITER_PROPERTY
-from spark.helpers import sorted_tuples, spark_rows
+from icefloe.spec.properties import SPARK_WRITER
 from spark.test_read import ALL_TYPES, _all_types_rows
+from support.spark import sorted_tuples, spark_rows
 
 
 def _data_files_on_disk(table: Table) -> set[str]:
@@ -144,7 +144,7 @@ def test_rolls_files_and_sorts(spark: object, catalog: Catalog) -> None:
         schema,
         sort_by=["id DESC"],
         # icefloe's writer rolls at the size itself (Spark's rolls by rows: test_write_spark_writer)
-        properties={"write.target-file-size-bytes": str(64 * 1024), WRITER_PROPERTY: "icefloe"},
+        properties={"write.target-file-size-bytes": str(64 * 1024), SPARK_WRITER: "icefloe"},
     )
     frame = spark.range(20000, numPartitions=2).selectExpr("id", "sha2(cast(id as string), 256) as payload")  # type: ignore[attr-defined]
     isp.write(frame, table)

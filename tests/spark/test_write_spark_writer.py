@@ -20,10 +20,10 @@ from icefloe import Catalog, Table
 from icefloe import spark as isp
 from icefloe.errors import CommitStateUnknownException, UnsupportedFeatureError, ValidationError
 from icefloe.io.local import local_path
-from icefloe.spark._native_write import WRITER_PROPERTY
-from spark.helpers import sorted_tuples, spark_rows
+from icefloe.spec.properties import SPARK_WRITER
 from spark.test_read import ALL_TYPES
-from table.helpers import make_catalog, memory_backend
+from support.catalogs import make_catalog, memory_backend
+from support.spark import sorted_tuples, spark_rows
 
 # Every type of test_read.ALL_TYPES but the list and the map.
 FLAT = pa.schema([f for f in ALL_TYPES if f.name not in ("arr", "m")])
@@ -138,18 +138,18 @@ def test_partitions_group_as_icefloe_transforms(
 
 def test_writer_choice_and_fallback(spark: Any, catalog: Catalog) -> None:
     frame = spark.createDataFrame(_flat_rows(50))
-    forced = catalog.create_table("db.forced", FLAT, properties={WRITER_PROPERTY: "icefloe"})
+    forced = catalog.create_table("db.forced", FLAT, properties={SPARK_WRITER: "icefloe"})
     isp.write(frame, forced)
     assert not any(_written_by_spark(f.file_path) for f in _files(forced))
     # bucket has no exact Spark grouping: icefloe's writer takes the table.
     bucketed = catalog.create_table("db.bucketed", FLAT, partition_by=["bucket(4, id)"])
     isp.write(frame, bucketed)
     assert not any(_written_by_spark(f.file_path) for f in _files(bucketed))
-    bucketed.update_properties().set(WRITER_PROPERTY, "spark").commit()
+    bucketed.update_properties().set(SPARK_WRITER, "spark").commit()
     with pytest.raises(UnsupportedFeatureError, match="partition spec"):
         isp.write(frame, bucketed)
-    forced.update_properties().set(WRITER_PROPERTY, "fastest").commit()
-    with pytest.raises(ValidationError, match=WRITER_PROPERTY):
+    forced.update_properties().set(SPARK_WRITER, "fastest").commit()
+    with pytest.raises(ValidationError, match=SPARK_WRITER):
         isp.write(frame, forced)
 
 
@@ -214,7 +214,7 @@ def test_unknown_commit_outcome_keeps_the_files(spark: Any, warehouse: Path, wri
     referenced by the new snapshot, so neither writer nor a rewrite deletes them."""
     catalog = make_catalog("memory", warehouse)
     try:
-        table = catalog.create_table("db.unknown", FLAT, properties={WRITER_PROPERTY: writer})
+        table = catalog.create_table("db.unknown", FLAT, properties={SPARK_WRITER: writer})
         source = _flat_rows(60)
         memory_backend(catalog).commit_then_raise(1)
         with pytest.raises(CommitStateUnknownException):

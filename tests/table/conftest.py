@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from icefloe import Catalog
-from table.helpers import CATALOG_KINDS, FORMAT_VERSIONS, make_catalog
+from support.catalogs import CATALOG_KINDS, FORMAT_VERSIONS, make_catalog
 
 
 @pytest.fixture(params=CATALOG_KINDS)

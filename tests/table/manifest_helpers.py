@@ -21,10 +21,10 @@ from icefloe.spec.partitioning import PartitionSpec, build_spec
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.updates import AddPartitionSpec, SetDefaultSpec
-from icefloe.table.snapshot_producer import SnapshotProducer
-from icefloe.table.summary import SummaryBuilder
+from icefloe.table.snapshots.snapshot_producer import SnapshotProducer
+from icefloe.table.snapshots.summary import SummaryBuilder
 from icefloe.table.transaction import Transaction
-from table.helpers import ARROW_SCHEMA, avro_files, referenced_metadata_files
+from support.catalogs import ARROW_SCHEMA, avro_files, referenced_metadata_files
 
 ADDED, EXISTING, DELETED = (
     ManifestEntryStatus.ADDED,

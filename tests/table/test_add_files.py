@@ -19,10 +19,10 @@ from icefloe.arrow.schema import schema_to_arrow
 from icefloe.errors import ValidationError
 from icefloe.spec.conversions import from_bytes
 from icefloe.spec.manifest import DataFile
-from icefloe.spec.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY
+from icefloe.spec.properties import DEFAULT_NAME_MAPPING
 from icefloe.spec.transforms import parse_transform
 from icefloe.spec.types import LongType
-from table.helpers import ARROW_SCHEMA, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, rows, sorted_rows
 
 FAST_RETRIES = {"commit.retry.min-wait-ms": "1", "commit.retry.max-wait-ms": "5"}
 
@@ -74,7 +74,7 @@ def test_files_without_field_ids_are_added_through_a_name_mapping(
     assert snapshot.summary["added-records"] == "15"
     assert snapshot.summary["source"] == "import"
     # The mapping that resolved the files is stored, so that every reader resolves them alike.
-    mapping = json.loads(table.properties()[DEFAULT_NAME_MAPPING_PROPERTY])
+    mapping = json.loads(table.properties()[DEFAULT_NAME_MAPPING])
     assert {m["field-id"]: m["names"] for m in mapping} == {
         f.field_id: [f.name] for f in table.schema().fields
     }
@@ -108,7 +108,7 @@ def test_files_with_field_ids_are_added_by_their_ids(catalog: Catalog, tmp_path:
     path = _write(tmp_path / "renamed.parquet", renamed)
     assert pq.read_schema(path).field("ident").metadata == {b"PARQUET:field_id": b"1"}
     table.add_files([path])
-    assert DEFAULT_NAME_MAPPING_PROPERTY not in table.properties()  # not needed
+    assert DEFAULT_NAME_MAPPING not in table.properties()  # not needed
     assert sorted_rows(table.new_scan().to_arrow()) == sorted_rows(rows(4))
     [file] = _added(table).values()
     assert _bound(file, table, "name", "lower") == "a"
@@ -120,10 +120,10 @@ def test_an_existing_name_mapping_resolves_other_names(catalog: Catalog, tmp_pat
         {"field-id": f.field_id, "names": [f.name, f"old_{f.name}"]}  # every column also had another name
         for f in table.schema().fields
     ]
-    table.update_properties().set(DEFAULT_NAME_MAPPING_PROPERTY, json.dumps(mapping)).commit()
+    table.update_properties().set(DEFAULT_NAME_MAPPING, json.dumps(mapping)).commit()
     old = rows(3).rename_columns([f"old_{n}" for n in ARROW_SCHEMA.names])
     table.add_files([_write(tmp_path / "old.parquet", old)])
-    assert json.loads(table.properties()[DEFAULT_NAME_MAPPING_PROPERTY]) == mapping  # kept as it was
+    assert json.loads(table.properties()[DEFAULT_NAME_MAPPING]) == mapping  # kept as it was
     assert sorted_rows(table.new_scan().to_arrow()) == sorted_rows(rows(3))
 
 
@@ -226,7 +226,7 @@ def test_add_files_in_a_create_transaction(catalog: Catalog, tmp_path: Path) -> 
     txn.commit_transaction()
     table = catalog.load_table("db.t")
     assert [f.partition for f in _added(table).values()] == [("a",)]
-    assert DEFAULT_NAME_MAPPING_PROPERTY in table.properties()
+    assert DEFAULT_NAME_MAPPING in table.properties()
 
 
 # ---- partitions --------------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def test_a_name_mapping_change_before_a_retry_is_a_conflict(memory_catalog: Cata
     txn = table.new_transaction()
     txn.add_files([_write(tmp_path / "a.parquet", rows(2))])
     other = memory_catalog.load_table("db.t")
-    other.update_properties().set(DEFAULT_NAME_MAPPING_PROPERTY, "[]").commit()
+    other.update_properties().set(DEFAULT_NAME_MAPPING, "[]").commit()
     other.append(rows(1, start=50))  # moves main: the transaction retries on the fresh table
     with pytest.raises(ValidationException, match="name mapping changed"):
         txn.commit_transaction()
@@ -386,7 +386,7 @@ def test_bad_files_are_refused_together_naming_each(catalog: Catalog, tmp_path: 
     assert "'id' holds unsigned integers" in message
     assert "'ts' is timestamptz in the file, timestamp in the table" in message
     assert table.current_snapshot() is None
-    assert DEFAULT_NAME_MAPPING_PROPERTY not in table.properties()
+    assert DEFAULT_NAME_MAPPING not in table.properties()
 
 
 def test_field_ids_the_table_does_not_have_are_refused(catalog: Catalog, tmp_path: Path) -> None:

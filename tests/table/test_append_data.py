@@ -13,7 +13,7 @@ import pytest
 
 from icefloe import Catalog, Snapshot
 from icefloe.errors import ValidationError
-from table.helpers import ARROW_SCHEMA, avro_files, data_files, local, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, avro_files, data_files, local, rows, sorted_rows
 
 
 def _reader(data: pa.Table, chunk: int) -> pa.RecordBatchReader:

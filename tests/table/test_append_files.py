@@ -11,8 +11,8 @@ from icefloe import Catalog, DataFile, Table
 from icefloe.errors import ValidationError
 from icefloe.manifests import ManifestWriter, read_manifest
 from icefloe.spec.manifest import ManifestContent, ManifestEntryStatus
-from icefloe.table.append import AppendFiles
-from table.helpers import (
+from icefloe.table.snapshots.append import AppendFiles
+from support.catalogs import (
     ARROW_SCHEMA,
     avro_files,
     referenced_metadata_files,

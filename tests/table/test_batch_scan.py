@@ -21,7 +21,7 @@ from icefloe.spec.manifest import ManifestContent
 from icefloe.spec.snapshots import SnapshotRefType, new_snapshot_id
 from icefloe.spec.updates import AddSnapshot, AssertRefSnapshotId, SetSnapshotRef
 from icefloe.table.scan import BatchScan, TableScan
-from table.helpers import ARROW_SCHEMA, local, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, local, rows, sorted_rows
 
 POSITION_SCHEMA = pa.schema(
     [

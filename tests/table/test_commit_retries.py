@@ -20,7 +20,7 @@ import pytest
 from icefloe import Catalog, CommitFailedException, CommitStateUnknownException, Table
 from icefloe.errors import FileIOError, InvalidManifestError, NoSuchTableError, ValidationError
 from icefloe.io.faults import FaultInjectingFileIO
-from table.helpers import (
+from support.catalogs import (
     ARROW_SCHEMA,
     avro_files,
     data_files,

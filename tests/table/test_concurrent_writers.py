@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 import icefloe
 from icefloe.arrow.row_filter import filter_table
@@ -59,6 +60,7 @@ def _sorted(table: pa.Table) -> list[tuple[int, int, int]]:
     return sorted(zip(*(table.column(c).to_pylist() for c in ("id", "grp", "val"))))
 
 
+@pytest.mark.slow
 def test_four_processes_of_mixed_operations_equal_a_serial_replay(tmp_path: Path) -> None:
     sys.path.insert(0, str(HERE))
     from mixed_worker import SCHEMA

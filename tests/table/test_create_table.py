@@ -17,7 +17,7 @@ from icefloe.errors import (
 )
 from icefloe.spec.sorting import NullOrder, SortDirection
 from icefloe.spec.types import DateType, LongType, NestedField, StringType, TimestampType
-from table.helpers import ARROW_SCHEMA, files_under, local, make_catalog, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, files_under, local, make_catalog, rows, sorted_rows
 
 
 @pytest.mark.parametrize("format_version", [1, 2, 3])

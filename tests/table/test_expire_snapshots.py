@@ -32,9 +32,9 @@ from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.transforms import parse_transform
 from icefloe.spec.updates import AddPartitionSpec, AssertTableUUID, SetDefaultSpec
-from icefloe.table._reachable_files import file_identity
-from icefloe.table.expire_snapshots import ExpireSnapshots
-from table.helpers import ARROW_SCHEMA, local, memory_backend, rows, sorted_rows, write_parquet_file
+from icefloe.table.maintenance.expire_snapshots import ExpireSnapshots
+from icefloe.table.maintenance.reachable_files import file_identity
+from support.catalogs import ARROW_SCHEMA, local, memory_backend, rows, sorted_rows, write_parquet_file
 
 FAST_RETRIES = {"commit.retry.min-wait-ms": "1", "commit.retry.max-wait-ms": "5"}
 MERGE_ON_READ = {"write.delete.mode": "merge-on-read"}

@@ -35,7 +35,7 @@ from icefloe.errors import (
 )
 from icefloe.io.faults import FaultInjectingFileIO
 from icefloe.manifests import read_manifest
-from table.helpers import ARROW_SCHEMA, local, make_catalog, memory_backend, rows, write_parquet_file
+from support.catalogs import ARROW_SCHEMA, local, make_catalog, memory_backend, rows, write_parquet_file
 
 TRIALS = 200
 STEPS = 4

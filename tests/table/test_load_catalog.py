@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import icefloe
-from icefloe.catalog import HadoopCatalog, InMemoryCatalog, SqlCatalog
+from icefloe.backends import HadoopCatalogBackend, InMemoryCatalogBackend, SqlCatalogBackend
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 
 SCHEMA = pa.schema([("id", pa.int64())])
@@ -36,7 +36,7 @@ def test_default_is_sqlite_in_dot_warehouse(tmp_path: Path) -> None:
     catalog = icefloe.load_catalog()
     try:
         assert catalog.name == "default"
-        assert isinstance(catalog.backend, SqlCatalog)
+        assert isinstance(catalog.backend, SqlCatalogBackend)
         assert Path(catalog.backend.warehouse) == tmp_path / "warehouse"
         catalog.create_namespace("db")
         table = catalog.create_table("db.t", SCHEMA)
@@ -68,7 +68,7 @@ def test_environment_variables(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     catalog = icefloe.load_catalog("lake")
     try:
         assert catalog.name == "lake"
-        assert isinstance(catalog.backend, HadoopCatalog)
+        assert isinstance(catalog.backend, HadoopCatalogBackend)
         assert Path(catalog.backend.warehouse) == tmp_path / "lake"
         # "__" is ".", "_" is "-".
         assert catalog.properties["s3.endpoint"] == "http://127.0.0.1:9"
@@ -84,7 +84,7 @@ def test_default_catalog_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("ICEFLOE_CATALOG__DEFAULT__WAREHOUSE", str(tmp_path / "elsewhere"))
     catalog = icefloe.load_catalog()
     try:
-        assert isinstance(catalog.backend, SqlCatalog)
+        assert isinstance(catalog.backend, SqlCatalogBackend)
         assert Path(catalog.backend.warehouse) == tmp_path / "elsewhere"
         catalog.create_namespace("db")
         catalog.create_table("db.t", SCHEMA)
@@ -107,10 +107,10 @@ def test_yaml_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     )
     monkeypatch.setenv("ICEFLOE_CONFIG", str(config))
     mem = icefloe.load_catalog("mem")
-    assert isinstance(mem.backend, InMemoryCatalog)
+    assert isinstance(mem.backend, InMemoryCatalogBackend)
     assert Path(mem.backend.warehouse) == tmp_path / "mem"
     relative = icefloe.load_catalog("relative")
-    assert isinstance(relative.backend, HadoopCatalog)
+    assert isinstance(relative.backend, HadoopCatalogBackend)
     assert Path(relative.backend.warehouse) == tmp_path / "rel-wh"  # relative to the working directory
 
 
@@ -126,13 +126,13 @@ def test_precedence_keywords_then_environment_then_yaml(
     monkeypatch.setenv("ICEFLOE_CATALOG__PROD__COLOR", "env")
 
     from_env = icefloe.load_catalog("prod")
-    assert isinstance(from_env.backend, HadoopCatalog)
+    assert isinstance(from_env.backend, HadoopCatalogBackend)
     assert Path(from_env.backend.warehouse) == tmp_path / "env"  # environment over YAML
     assert from_env.properties["owner"] == "yaml"
     assert from_env.properties["color"] == "env"
 
     from_kwargs = icefloe.load_catalog("prod", type="memory", warehouse=str(tmp_path / "kw"), color="kw")
-    assert isinstance(from_kwargs.backend, InMemoryCatalog)  # keywords over everything
+    assert isinstance(from_kwargs.backend, InMemoryCatalogBackend)  # keywords over everything
     assert Path(from_kwargs.backend.warehouse) == tmp_path / "kw"
     assert from_kwargs.properties["color"] == "kw"
     assert from_kwargs.properties["owner"] == "yaml"

@@ -15,7 +15,7 @@ from icefloe.errors import (
     ValidationException,
 )
 from icefloe.spec.snapshots import SnapshotRefType
-from table.helpers import ARROW_SCHEMA, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, rows, sorted_rows
 
 
 def _table_with_snapshots(catalog: Catalog, n: int = 3) -> tuple[Table, list[int]]:

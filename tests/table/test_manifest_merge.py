@@ -21,8 +21,8 @@ from icefloe.io import FileIO
 from icefloe.io.faults import FaultInjectingFileIO
 from icefloe.manifests import ManifestWriter, read_manifest
 from icefloe.spec.manifest import ManifestContent
-from icefloe.table.manifest_merge import MergeOptions, pack_end
-from table.helpers import ARROW_SCHEMA, avro_files, local, memory_backend, referenced_metadata_files, rows
+from icefloe.table.snapshots.manifest_merge import MergeOptions, pack_end
+from support.catalogs import ARROW_SCHEMA, avro_files, local, memory_backend, referenced_metadata_files, rows
 from table.manifest_helpers import (
     ADDED,
     DELETED,

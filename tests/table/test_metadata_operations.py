@@ -8,7 +8,7 @@ from icefloe import Catalog
 from icefloe.errors import ValidationError
 from icefloe.spec.sorting import NullOrder, SortDirection
 from icefloe.spec.statistics import BlobMetadata, PartitionStatisticsFile, StatisticsFile
-from table.helpers import ARROW_SCHEMA, rows
+from support.catalogs import ARROW_SCHEMA, rows
 
 
 def test_replace_sort_order(catalog: Catalog) -> None:
@@ -73,7 +73,7 @@ def test_update_location(catalog: Catalog, tmp_path_factory: pytest.TempPathFact
     new_location = str(tmp_path_factory.mktemp("moved"))
     update = table.update_location().set_location(new_location + "/")
     assert update.apply() == new_location
-    if catalog.backend.__class__.__name__ == "HadoopCatalog":
+    if catalog.backend.__class__.__name__ == "HadoopCatalogBackend":
         # As Java's HadoopTableOperations: a path-based table cannot move.
         with pytest.raises(ValidationError, match="relocated"):
             update.commit()

@@ -20,7 +20,7 @@ from icefloe.spec.types import (
     StringType,
     StructType,
 )
-from table.helpers import make_catalog
+from support.catalogs import make_catalog
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),

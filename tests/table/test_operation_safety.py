@@ -16,7 +16,7 @@ import icefloe
 from icefloe import Table
 from icefloe.errors import FileIOError, ValidationError
 from icefloe.io import LocalFileIO
-from icefloe.table.data import write_files
+from icefloe.table.rows.append_data import write_files
 
 
 class _FlakyDelete(LocalFileIO):

@@ -17,7 +17,7 @@ from icefloe import Catalog, CommitFailedException, Table
 from icefloe.errors import UnsupportedFeatureError, ValidationError, ValidationException
 from icefloe.manifests import ManifestWriter, read_manifest
 from icefloe.spec.manifest import ContentFile, ManifestContent, ManifestEntry, ManifestFile
-from table.helpers import ARROW_SCHEMA, avro_files, local, memory_backend, referenced_metadata_files, rows
+from support.catalogs import ARROW_SCHEMA, avro_files, local, memory_backend, referenced_metadata_files, rows
 from table.manifest_helpers import (
     ADDED,
     DELETED,

@@ -10,7 +10,7 @@ import pytest
 from icefloe import Catalog, Table
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.spec.manifest import FileContent, FileFormat
-from table.helpers import ARROW_SCHEMA, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, rows, sorted_rows
 from table.manifest_helpers import assert_no_orphans
 
 FAST_RETRIES = {"commit.retry.min-wait-ms": "1", "commit.retry.max-wait-ms": "5"}

@@ -7,7 +7,7 @@ import pytest
 
 from icefloe import Catalog
 from icefloe.manifests import read_manifest
-from table.helpers import ARROW_SCHEMA, rows
+from support.catalogs import ARROW_SCHEMA, rows
 
 # Java 1.9.2 (Spark INSERT of (1,'a'),(2,'b'),(3,'b') into a table PARTITIONED BY (s) with
 # write.summary.partition-limit=10) writes, engine keys aside:

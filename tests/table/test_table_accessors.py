@@ -14,7 +14,7 @@ from icefloe.io.encryption import EncryptionManager
 from icefloe.io.locations import LocationProvider
 from icefloe.spec.manifest import FileContent, ManifestContent
 from icefloe.spec.types import LongType, NestedField, StringType
-from table.helpers import ARROW_SCHEMA, data_files, local, rows
+from support.catalogs import ARROW_SCHEMA, data_files, local, rows
 
 
 def _table(catalog: Catalog, format_version: int = 2, **kwargs: object) -> Table:

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 from icefloe import Catalog, CommitFailedException, Table, Transaction
-from icefloe.catalog import InMemoryCatalog, LoadedTable
+from icefloe.backends import InMemoryCatalogBackend, LoadedTable
+from icefloe.catalog.catalog import Catalog as CatalogFacade
 from icefloe.errors import NoSuchNamespaceError, NoSuchTableError, TableAlreadyExistsError, ValidationError
 from icefloe.spec.snapshots import SnapshotRefType
 from icefloe.spec.updates import (
@@ -22,9 +23,8 @@ from icefloe.spec.updates import (
     TableRequirement,
     TableUpdate,
 )
-from icefloe.table.catalog import Catalog as CatalogFacade
-from icefloe.table.data import write_files
-from table.helpers import ARROW_SCHEMA, files_under, local, memory_backend, rows, sorted_rows
+from icefloe.table.rows.append_data import write_files
+from support.catalogs import ARROW_SCHEMA, files_under, local, memory_backend, rows, sorted_rows
 
 FAST_RETRIES = {"commit.retry.min-wait-ms": "1", "commit.retry.max-wait-ms": "5"}
 
@@ -364,7 +364,7 @@ def test_create_or_replace_creates_then_replaces(catalog: Catalog) -> None:
 # ---- what the catalog is asked -----------------------------------------------------------------
 
 
-class _RecordingCatalog(InMemoryCatalog):
+class _RecordingCatalog(InMemoryCatalogBackend):
     """An in-memory catalog that records the requirements of each commit."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from icefloe import Catalog, CommitFailedException, Table, Transaction
 from icefloe.errors import ValidationError
-from table.helpers import (
+from support.catalogs import (
     ARROW_SCHEMA,
     avro_files,
     data_files,

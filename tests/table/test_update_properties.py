@@ -7,7 +7,7 @@ import pytest
 from icefloe import Catalog
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.spec.manifest import FileFormat
-from table.helpers import ARROW_SCHEMA, rows
+from support.catalogs import ARROW_SCHEMA, rows
 
 
 def test_set_and_remove(catalog: Catalog) -> None:

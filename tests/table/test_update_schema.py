@@ -29,7 +29,7 @@ from icefloe.spec.types import (
     UnknownType,
 )
 from icefloe.spec.updates import AssertCurrentSchemaId, AssertLastAssignedFieldId
-from table.helpers import ARROW_SCHEMA, rows, sorted_rows
+from support.catalogs import ARROW_SCHEMA, rows, sorted_rows
 
 FAST_RETRIES = {"commit.retry.min-wait-ms": "1", "commit.retry.max-wait-ms": "5"}
 

@@ -23,7 +23,7 @@ from icefloe.spec.types import (
     StringType,
     StructType,
 )
-from table.helpers import sorted_rows
+from support.catalogs import sorted_rows
 
 # Java's TestSchemaUpdate.SCHEMA (same ids; last column id 23).
 SCHEMA = Schema(

@@ -26,7 +26,16 @@ from typing import Any
 
 from icefloe._util.murmur3 import hash32
 from icefloe.errors import ValidationError
-from icefloe.spec.properties import WRITE_METADATA_PATH, lenient_bool
+from icefloe.spec.properties import (
+    OBJECT_STORE_ENABLED,
+    OBJECT_STORE_PATH,
+    WRITE_DATA_LOCATION,
+    WRITE_FOLDER_STORAGE_LOCATION,
+    WRITE_LOCATION_PROVIDER_IMPL,
+    WRITE_METADATA_LOCATION,
+    WRITE_OBJECT_STORE_PARTITIONED_PATHS,
+    lenient_bool,
+)
 
 __all__ = [
     "DefaultLocationProvider",
@@ -38,12 +47,6 @@ __all__ = [
     "strip_trailing_slash",
 ]
 
-WRITE_DATA_PATH = "write.data.path"
-OBJECT_STORE_ENABLED = "write.object-storage.enabled"
-OBJECT_STORE_PARTITIONED_PATHS = "write.object-storage.partitioned-paths"
-OBJECT_STORE_PATH = "write.object-storage.path"  # deprecated
-FOLDER_STORAGE_PATH = "write.folder-storage.path"  # deprecated
-PY_LOCATION_PROVIDER_IMPL = "write.py-location-provider.impl"
 
 # Java's ObjectStoreLocationProvider constants: 20 hash bits, as 3 directories of 4 binary
 # digits followed by one of the remaining 8.
@@ -95,8 +98,8 @@ class DefaultLocationProvider(LocationProvider):
     def for_table(cls, table_location: str, properties: Mapping[str, str]) -> DefaultLocationProvider:
         """The provider for a table at ``table_location`` with ``properties``."""
         data = (
-            properties.get(WRITE_DATA_PATH)
-            or properties.get(FOLDER_STORAGE_PATH)
+            properties.get(WRITE_DATA_LOCATION)
+            or properties.get(WRITE_FOLDER_STORAGE_LOCATION)
             or f"{strip_trailing_slash(table_location)}/data"
         )
         return cls(strip_trailing_slash(data))
@@ -127,9 +130,9 @@ class ObjectStoreLocationProvider(LocationProvider):
         """The provider for a table at ``table_location`` with ``properties``."""
         table = strip_trailing_slash(table_location)
         storage = strip_trailing_slash(
-            properties.get(WRITE_DATA_PATH)
+            properties.get(WRITE_DATA_LOCATION)
             or properties.get(OBJECT_STORE_PATH)
-            or properties.get(FOLDER_STORAGE_PATH)
+            or properties.get(WRITE_FOLDER_STORAGE_LOCATION)
             or f"{table}/data"
         )
         # Java compares plain strings here, so a sibling "<table>2/..." also counts as inside.
@@ -137,7 +140,7 @@ class ObjectStoreLocationProvider(LocationProvider):
         return cls(
             storage_location=storage,
             context=context,
-            include_partition_paths=lenient_bool(properties, OBJECT_STORE_PARTITIONED_PATHS, True),
+            include_partition_paths=lenient_bool(properties, WRITE_OBJECT_STORE_PARTITIONED_PATHS, True),
         )
 
     def new_data_location(self, filename: str, partition_path: str | None = None) -> str:
@@ -201,7 +204,7 @@ def load_location_provider(table_location: str, properties: Mapping[str, str]) -
         ValidationError: the table location is empty, or the custom provider cannot be loaded.
     """
     location = strip_trailing_slash(table_location)
-    impl = properties.get(PY_LOCATION_PROVIDER_IMPL)
+    impl = properties.get(WRITE_LOCATION_PROVIDER_IMPL)
     if impl:
         return _custom_provider(impl, location, properties)
     if lenient_bool(properties, OBJECT_STORE_ENABLED, False):
@@ -215,11 +218,11 @@ def _custom_provider(impl: str, location: str, properties: Mapping[str, str]) ->
         cls: Any = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ValidationError(
-            f"Cannot load the location provider '{impl}' named by '{PY_LOCATION_PROVIDER_IMPL}': {exc}"
+            f"Cannot load the location provider '{impl}' named by '{WRITE_LOCATION_PROVIDER_IMPL}': {exc}"
         ) from exc
     provider = cls(location, dict(properties))
     if not isinstance(provider, LocationProvider):
-        raise ValidationError(f"'{impl}' named by '{PY_LOCATION_PROVIDER_IMPL}' is not a LocationProvider")
+        raise ValidationError(f"'{impl}' named by '{WRITE_LOCATION_PROVIDER_IMPL}' is not a LocationProvider")
     return provider
 
 
@@ -229,7 +232,7 @@ def metadata_location(table_location: str, properties: Mapping[str, str], filena
     ``<write.metadata.path>/<filename>`` when that property is set, else
     ``<table>/metadata/<filename>``.
     """
-    custom = properties.get(WRITE_METADATA_PATH)
+    custom = properties.get(WRITE_METADATA_LOCATION)
     if custom:
         return f"{strip_trailing_slash(custom)}/{filename}"
     return f"{strip_trailing_slash(table_location)}/metadata/{filename}"

@@ -29,7 +29,8 @@ from icefloe.io.puffin import PuffinReader
 from icefloe.scan.tasks import FileScanTask
 from icefloe.serde.name_mapping_json import loads_name_mapping
 from icefloe.spec.manifest import DeleteFile, FileContent, FileFormat
-from icefloe.spec.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, NameMapping
+from icefloe.spec.name_mapping import NameMapping
+from icefloe.spec.properties import DEFAULT_NAME_MAPPING
 from icefloe.spec.schema import Schema
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.types import NestedField, StructType
@@ -41,10 +42,10 @@ _UNSET = object()
 
 def table_name_mapping(metadata: TableMetadata) -> NameMapping | None:
     """The table's ``schema.name-mapping.default``, parsed (None when unset)."""
-    text = metadata.properties.get(DEFAULT_NAME_MAPPING_PROPERTY)
+    text = metadata.properties.get(DEFAULT_NAME_MAPPING)
     if text is None:
         return None
-    return loads_name_mapping(text, location=f"table property {DEFAULT_NAME_MAPPING_PROPERTY}")
+    return loads_name_mapping(text, location=f"table property {DEFAULT_NAME_MAPPING}")
 
 
 @dataclass(frozen=True, slots=True)

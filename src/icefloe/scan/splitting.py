@@ -36,14 +36,16 @@ from typing import Generic, TypeVar
 from icefloe.errors import ValidationError
 from icefloe.scan.tasks import FileScanTask, usable_split_offsets
 from icefloe.spec.manifest import FileFormat
+from icefloe.spec.properties import (
+    SPLIT_LOOKBACK,
+    SPLIT_LOOKBACK_DEFAULT,
+    SPLIT_OPEN_FILE_COST,
+    SPLIT_OPEN_FILE_COST_DEFAULT,
+    SPLIT_SIZE,
+    SPLIT_SIZE_DEFAULT,
+)
 
 __all__ = [
-    "SPLIT_LOOKBACK",
-    "SPLIT_LOOKBACK_DEFAULT",
-    "SPLIT_OPEN_FILE_COST",
-    "SPLIT_OPEN_FILE_COST_DEFAULT",
-    "SPLIT_SIZE",
-    "SPLIT_SIZE_DEFAULT",
     "CombinedScanTask",
     "ScanTaskGroup",
     "SplitOptions",
@@ -55,12 +57,6 @@ __all__ = [
     "task_weight",
 ]
 
-SPLIT_SIZE = "read.split.target-size"
-SPLIT_SIZE_DEFAULT = 128 * 1024 * 1024
-SPLIT_LOOKBACK = "read.split.planning-lookback"
-SPLIT_LOOKBACK_DEFAULT = 10
-SPLIT_OPEN_FILE_COST = "read.split.open-file-cost"
-SPLIT_OPEN_FILE_COST_DEFAULT = 4 * 1024 * 1024
 
 # Spark's read options (SparkReadOptions) for the same knobs; they win over the table's.
 _SPARK_NAMES = {SPLIT_SIZE: "split-size", SPLIT_LOOKBACK: "lookback", SPLIT_OPEN_FILE_COST: "file-open-cost"}

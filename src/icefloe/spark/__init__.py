@@ -7,12 +7,12 @@ tasks write them; the driver commits one snapshot per job. See :func:`read`.
 from __future__ import annotations
 
 from icefloe.spark import actions
-from icefloe.spark.datasource import register
-from icefloe.spark.merge import merge_into
-from icefloe.spark.read import read
-from icefloe.spark.row_changes import delete, update
+from icefloe.spark.datasource.source import register
+from icefloe.spark.read.frames import read
+from icefloe.spark.rows.changes import delete, update
+from icefloe.spark.rows.merge import merge_into
 from icefloe.spark.session import configure_reads, local_session
-from icefloe.spark.write import write
+from icefloe.spark.write.frames import write
 
 __all__ = [
     "actions",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from icefloe.catalog.config import load_catalog
 from icefloe.errors import ValidationError
-from icefloe.table.config import load_catalog
 from icefloe.table.table import Table
 
 __all__ = ["resolve_table"]

@@ -25,7 +25,11 @@ from icefloe.spec.partitioning import (
     SpecProblem,
     spec_binding_problem,
 )
-from icefloe.spec.properties import PREVIOUS_VERSIONS_MAX, int_property
+from icefloe.spec.properties import (
+    METADATA_PREVIOUS_VERSIONS_MAX,
+    METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT,
+    int_property,
+)
 from icefloe.spec.schema import Schema, assign_fresh_ids
 from icefloe.spec.snapshots import MAIN_BRANCH, HistoryEntry, MetadataLogEntry, Snapshot, SnapshotRef
 from icefloe.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder, sort_order_binding_problem
@@ -67,7 +71,6 @@ from icefloe.spec.updates import (
 __all__ = ["DEFAULT_FORMAT_VERSION", "MetadataBuilder", "new_table_metadata", "updates_for_new_table"]
 
 DEFAULT_FORMAT_VERSION = 2
-PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 
 
 def _now_ms() -> int:
@@ -459,7 +462,12 @@ class MetadataBuilder:
         metadata_log = list(self.metadata_log)
         if self.base is not None and self.base_location is not None:
             metadata_log.append(MetadataLogEntry(self.base.last_updated_ms, self.base_location))
-        keep = max(1, int_property(self.properties, PREVIOUS_VERSIONS_MAX, PREVIOUS_VERSIONS_MAX_DEFAULT))
+        keep = max(
+            1,
+            int_property(
+                self.properties, METADATA_PREVIOUS_VERSIONS_MAX, METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT
+            ),
+        )
         if len(metadata_log) > keep:
             metadata_log = metadata_log[len(metadata_log) - keep :]
 

@@ -19,11 +19,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from icefloe.errors import ValidationError
+from icefloe.spec.properties import DEFAULT_NAME_MAPPING
 from icefloe.spec.schema import Schema
 from icefloe.spec.types import IcebergType, ListType, MapType, NestedField, StructType
 
 __all__ = [
-    "DEFAULT_NAME_MAPPING_PROPERTY",
+    "DEFAULT_NAME_MAPPING",
     "TOP_LEVEL_PARENT_ID",
     "MappedField",
     "NameMapping",
@@ -32,7 +33,6 @@ __all__ = [
 ]
 
 #: The table property that holds the table's name mapping as JSON.
-DEFAULT_NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 #: The parent id that ``update_mapping``'s ``adds`` uses for new top-level columns (as Java).
 TOP_LEVEL_PARENT_ID = -1
 

@@ -1,10 +1,15 @@
-"""The PendingUpdate contract shared by every table operation.
+"""The PendingUpdate contract shared by every table operation, and what operations need of a table.
 
 An operation is a builder. ``_produce(base)`` turns a base TableMetadata into ``Changes``
 (updates + requirements) and re-runs the operation's validations; it may write files (new
 manifests) that the changes reference. ``apply()`` returns what Java's ``apply()`` returns,
 committing nothing. ``commit()`` hands the operation to a transaction: the table's own
 auto-committing one, or the explicit transaction it was created from.
+
+Operations see that transaction only through :class:`TableOperations` (Java's interface of the
+same name): the metadata, the FileIO, the table's name, the catalog's committed state, staging
+and committing. So operations do not import ``Transaction``, and ``Transaction`` and ``Table``
+import the operations (through ``factories.py``) without a cycle.
 """
 
 from __future__ import annotations
@@ -13,17 +18,15 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from icefloe.errors import ValidationError
+from icefloe.io import FileIO
 from icefloe.spec.builder import MetadataBuilder
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.updates import TableRequirement, TableUpdate
 
-if TYPE_CHECKING:
-    from icefloe.table.transaction import Transaction
-
-__all__ = ["Changes", "PendingUpdate"]
+__all__ = ["Changes", "PendingUpdate", "TableOperations"]
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +46,39 @@ class Changes:
         return MetadataBuilder(base).apply_all(self.updates).build()
 
 
+class TableOperations(Protocol):
+    """What an operation needs of the table it changes; a ``Transaction`` provides it."""
+
+    @property
+    def metadata(self) -> TableMetadata:
+        """The metadata with every operation staged so far applied."""
+        ...
+
+    def io(self) -> FileIO:
+        """The FileIO of the table's files."""
+        ...
+
+    def table_name(self) -> str:
+        """The table's full name, for messages."""
+        ...
+
+    def committed_metadata(self) -> TableMetadata:
+        """The table's metadata as the catalog holds it now (loaded afresh)."""
+        ...
+
+    def _stage(self, operation: PendingUpdate[Any]) -> None:
+        """Add ``operation`` to what the next commit applies."""
+        ...
+
+    def commit_transaction(self) -> None:
+        """Commit what is staged, as one new metadata version."""
+        ...
+
+
 class PendingUpdate(ABC, Generic[R]):
     """Base of every operation (``new_append()``, ``update_properties()``, ...)."""
 
-    def __init__(self, transaction: Transaction, *, autocommit: bool):
+    def __init__(self, transaction: TableOperations, *, autocommit: bool):
         self._transaction = transaction
         self._autocommit = autocommit
         self._committed = False

@@ -23,7 +23,7 @@ import datetime as dt
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Protocol, Self
 
 import pyarrow as pa
 
@@ -31,6 +31,7 @@ from icefloe._util.optional import import_optional
 from icefloe.arrow.schema import schema_to_arrow
 from icefloe.errors import NoSuchSnapshotError, UnsupportedFeatureError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, always_true, and_, parse
+from icefloe.io import FileIO
 from icefloe.scan import (
     ChangelogScanTask,
     CombinedScanTask,
@@ -53,10 +54,20 @@ from icefloe.scan import (
 from icefloe.scan.changelog import CHANGE_ORDINAL, compute_updates, index_path, remove_carryovers
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
+from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.types import StructType
 
-if TYPE_CHECKING:
-    from icefloe.table.table import Table
+
+class ScannedTable(Protocol):
+    """What a scan needs of its table (a protocol: ``table.py`` imports this module)."""
+
+    @property
+    def metadata(self) -> TableMetadata: ...
+
+    def io(self) -> FileIO: ...
+
+    def name(self) -> str: ...
+
 
 __all__ = ["BatchScan", "IncrementalAppendScan", "IncrementalChangelogScan", "TableScan"]
 
@@ -65,7 +76,7 @@ __all__ = ["BatchScan", "IncrementalAppendScan", "IncrementalChangelogScan", "Ta
 class _Scan:
     """What every scan shares: the filter, the columns, options, task planning and reading."""
 
-    table: Table
+    table: ScannedTable
     row_filter: BooleanExpression = field(default_factory=always_true)
     selected: tuple[str, ...] = ("*",)
     is_case_sensitive: bool = True

@@ -20,34 +20,21 @@ from icefloe.spec.snapshots import HistoryEntry, Snapshot, SnapshotRef
 from icefloe.spec.sorting import SortOrder
 from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.table_metadata import TableMetadata
-from icefloe.table.add_files import add_files
-from icefloe.table.append import FastAppend, MergeAppend
-from icefloe.table.data import append_data
-from icefloe.table.delete_files import DeleteFiles
-from icefloe.table.expire_snapshots import ExpireSnapshots
-from icefloe.table.manage_snapshots import ManageSnapshots
-from icefloe.table.overwrite import OverwriteFiles
-from icefloe.table.replace_partitions import ReplacePartitions
-from icefloe.table.replace_sort_order import ReplaceSortOrder
-from icefloe.table.rewrite_files import RewriteFiles
-from icefloe.table.rewrite_manifests import RewriteManifests
-from icefloe.table.row_conveniences import RowConveniences
-from icefloe.table.row_delta import RowDelta
+from icefloe.table.factories import OperationFactories
+from icefloe.table.operation import TableOperations
+from icefloe.table.rows.add_files import add_files
+from icefloe.table.rows.append_data import append_data
+from icefloe.table.rows.conveniences import RowConveniences
 from icefloe.table.scan import BatchScan, IncrementalAppendScan, IncrementalChangelogScan, TableScan
 from icefloe.table.transaction import Transaction
-from icefloe.table.update_location import UpdateLocation
-from icefloe.table.update_properties import UpdateProperties
-from icefloe.table.update_schema import UpdateSchema
-from icefloe.table.update_spec import UpdateSpec
-from icefloe.table.update_statistics import UpdatePartitionStatistics, UpdateStatistics
 
 if TYPE_CHECKING:
-    from icefloe.catalog.base import CatalogBackend
+    from icefloe.backends.base import CatalogBackend
 
 __all__ = ["Table"]
 
 
-class Table(RowConveniences):
+class Table(OperationFactories, RowConveniences):
     """An Iceberg table.
 
     Args:
@@ -101,6 +88,12 @@ class Table(RowConveniences):
     def _set_state(self, metadata: TableMetadata, metadata_location: str | None) -> None:
         self._metadata = metadata
         self._metadata_location = metadata_location
+
+    def _committed_metadata(self) -> TableMetadata:
+        """The metadata the catalog holds now (this table's own state is left as it is)."""
+        if self._backend is None:
+            return self._metadata
+        return self._backend.load_table(self._identifier).metadata
 
     def refresh(self) -> Table:
         """Reload the metadata from the catalog; returns the table itself."""
@@ -224,70 +217,9 @@ class Table(RowConveniences):
         """A transaction: operations created from it commit together (``commit_transaction()``)."""
         return Transaction(self)
 
-    def _autocommit(self) -> Transaction:
-        return Transaction(self, autocommit=True)
-
-    def new_append(self) -> MergeAppend:
-        return MergeAppend(self._autocommit(), autocommit=True)
-
-    def new_fast_append(self) -> FastAppend:
-        return FastAppend(self._autocommit(), autocommit=True)
-
-    def update_properties(self) -> UpdateProperties:
-        return UpdateProperties(self._autocommit(), autocommit=True)
-
-    def update_schema(self) -> UpdateSchema:
-        return UpdateSchema(self._autocommit(), autocommit=True)
-
-    def update_spec(self) -> UpdateSpec:
-        """Evolve the partition spec (``table/update_spec.py``)."""
-        return UpdateSpec(self._autocommit(), autocommit=True)
-
-    def replace_sort_order(self) -> ReplaceSortOrder:
-        return ReplaceSortOrder(self._autocommit(), autocommit=True)
-
-    def update_location(self) -> UpdateLocation:
-        return UpdateLocation(self._autocommit(), autocommit=True)
-
-    def update_statistics(self) -> UpdateStatistics:
-        return UpdateStatistics(self._autocommit(), autocommit=True)
-
-    def update_partition_statistics(self) -> UpdatePartitionStatistics:
-        return UpdatePartitionStatistics(self._autocommit(), autocommit=True)
-
-    def manage_snapshots(self) -> ManageSnapshots:
-        """Branches, tags, rollback and cherry-pick (``table/manage_snapshots.py``)."""
-        return ManageSnapshots(self._autocommit(), autocommit=True)
-
-    def expire_snapshots(self) -> ExpireSnapshots:
-        """Remove old snapshots and refs, then delete the files only they reached
-        (``table/expire_snapshots.py``)."""
-        return ExpireSnapshots(self._autocommit(), autocommit=True)
-
-    def rewrite_manifests(self) -> RewriteManifests:
-        """Rewrite the current snapshot's manifests (``cluster_by``, ``rewrite_if``,
-        ``add_manifest``, ``delete_manifest``); see ``table/rewrite_manifests.py``."""
-        return RewriteManifests(self._autocommit(), autocommit=True)
-
-    def new_overwrite(self) -> OverwriteFiles:
-        """Add and remove data files, or overwrite by a row filter (``table/overwrite.py``)."""
-        return OverwriteFiles(self._autocommit(), autocommit=True)
-
-    def new_replace_partitions(self) -> ReplacePartitions:
-        """Replace the partitions the added files fall in (``table/replace_partitions.py``)."""
-        return ReplacePartitions(self._autocommit(), autocommit=True)
-
-    def new_delete(self) -> DeleteFiles:
-        """Remove whole data files (``table/delete_files.py``)."""
-        return DeleteFiles(self._autocommit(), autocommit=True)
-
-    def new_rewrite(self) -> RewriteFiles:
-        """Replace files by files holding the same rows (``table/rewrite_files.py``)."""
-        return RewriteFiles(self._autocommit(), autocommit=True)
-
-    def new_row_delta(self) -> RowDelta:
-        """Commit row-level changes: data and delete files (``table/row_delta.py``)."""
-        return RowDelta(self._autocommit(), autocommit=True)
+    def _operation_target(self) -> tuple[TableOperations, bool]:
+        # Each operation of a Table commits on its own, through a transaction of its own.
+        return Transaction(self, autocommit=True), True
 
     # ---- data conveniences ---------------------------------------------------------------------
 
@@ -299,7 +231,7 @@ class Table(RowConveniences):
         check_duplicate_files: bool = True,
     ) -> Snapshot:
         """Register existing Parquet files as data files, committed as one append snapshot
-        (returned). See ``table/add_files.py``: metrics come from the footers, partition values
+        (returned). See ``table/rows/add_files.py``: metrics come from the footers, partition values
         from the data, column ids from the files or the name mapping.
 
         Raises:

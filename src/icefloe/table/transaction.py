@@ -17,11 +17,13 @@ properties. The outcome decides the cleanup:
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from icefloe.catalog import LoadedTable
+from icefloe.backends import CatalogBackend, LoadedTable
 from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,
@@ -31,40 +33,57 @@ from icefloe.errors import (
 )
 from icefloe.io import FileIO
 from icefloe.spec.builder import MetadataBuilder
+from icefloe.spec.properties import (
+    COMMIT_MAX_RETRY_WAIT_MS,
+    COMMIT_MAX_RETRY_WAIT_MS_DEFAULT,
+    COMMIT_MIN_RETRY_WAIT_MS,
+    COMMIT_MIN_RETRY_WAIT_MS_DEFAULT,
+    COMMIT_NUM_RETRIES,
+    COMMIT_NUM_RETRIES_DEFAULT,
+    COMMIT_TOTAL_RETRY_TIME_MS,
+    COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT,
+    int_property,
+)
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.updates import AssertCreate, AssertRefSnapshotId, TableRequirement, TableUpdate
-from icefloe.table.add_files import stage_add_files
-from icefloe.table.append import FastAppend, MergeAppend
-from icefloe.table.data import append_data
-from icefloe.table.delete_files import DeleteFiles
-from icefloe.table.expire_snapshots import ExpireSnapshots
-from icefloe.table.manage_snapshots import ManageSnapshots
-from icefloe.table.operation import Changes, PendingUpdate
-from icefloe.table.overwrite import OverwriteFiles
-from icefloe.table.properties import CommitRetryOptions
-from icefloe.table.replace_partitions import ReplacePartitions
-from icefloe.table.replace_sort_order import ReplaceSortOrder
-from icefloe.table.rewrite_files import RewriteFiles
-from icefloe.table.rewrite_manifests import RewriteManifests
-from icefloe.table.row_conveniences import RowConveniences
-from icefloe.table.row_delta import RowDelta
-from icefloe.table.update_location import UpdateLocation
-from icefloe.table.update_properties import UpdateProperties
-from icefloe.table.update_schema import UpdateSchema
-from icefloe.table.update_spec import UpdateSpec
-from icefloe.table.update_statistics import UpdatePartitionStatistics, UpdateStatistics
-
-if TYPE_CHECKING:
-    from icefloe.table.table import Table
+from icefloe.table.factories import OperationFactories
+from icefloe.table.operation import Changes, PendingUpdate, TableOperations
+from icefloe.table.rows.add_files import stage_add_files
+from icefloe.table.rows.append_data import append_data
+from icefloe.table.rows.conveniences import RowConveniences
 
 __all__ = ["TableDefinition", "Transaction"]
 
 log = logging.getLogger(__name__)
 
 
+class TransactionTable(Protocol):
+    """What a transaction needs of the ``Table`` it commits to (a protocol, so that this module
+    need not import ``table.py``, which imports it)."""
+
+    _backend: CatalogBackend | None
+
+    @property
+    def metadata(self) -> TableMetadata: ...
+
+    @property
+    def metadata_location(self) -> str | None: ...
+
+    @property
+    def identifier_tuple(self) -> tuple[str, ...]: ...
+
+    def name(self) -> str: ...
+
+    def io(self) -> FileIO: ...
+
+    def _committed_metadata(self) -> TableMetadata: ...
+
+    def _set_state(self, metadata: TableMetadata, metadata_location: str | None) -> None: ...
+
+
 class TableDefinition(Protocol):
-    """How a create or replace transaction starts (``table/catalog_transactions.py``)."""
+    """How a create or replace transaction starts (``catalog/transactions.py``)."""
 
     def define(self, base: LoadedTable | None) -> Changes:
         """The changes that turn the catalog's table (None: there is none) into the defined
@@ -72,7 +91,7 @@ class TableDefinition(Protocol):
         ...
 
 
-class Transaction(RowConveniences):
+class Transaction(OperationFactories, RowConveniences):
     """Operations staged on one table, committed together by ``commit_transaction()``.
 
     Operations are created from the transaction with the same builders as ``Table``
@@ -81,7 +100,9 @@ class Transaction(RowConveniences):
     ``commit_transaction()``.
     """
 
-    def __init__(self, table: Table, *, autocommit: bool = False, definition: TableDefinition | None = None):
+    def __init__(
+        self, table: TransactionTable, *, autocommit: bool = False, definition: TableDefinition | None = None
+    ):
         if table._backend is None:
             raise UnsupportedFeatureError(
                 f"table {table.name()} was loaded from a metadata file without a catalog; it is read-only"
@@ -115,72 +136,24 @@ class Transaction(RowConveniences):
         return self._current
 
     @property
-    def table(self) -> Table:
+    def table(self) -> TransactionTable:
+        """The table this transaction commits to (updated to the commit; for a create
+        transaction, the new table once committed)."""
         return self._table
 
     def io(self) -> FileIO:
         return self._table.io()
 
-    # ---- operations, as on Table ---------------------------------------------------------------
+    def table_name(self) -> str:
+        return self._table.name()
 
-    def new_append(self) -> MergeAppend:
-        return MergeAppend(self, autocommit=False)
+    def committed_metadata(self) -> TableMetadata:
+        return self._table._committed_metadata()
 
-    def new_fast_append(self) -> FastAppend:
-        return FastAppend(self, autocommit=False)
+    # ---- operations, as on Table (factories.py) ------------------------------------------------
 
-    def update_properties(self) -> UpdateProperties:
-        return UpdateProperties(self, autocommit=False)
-
-    def update_schema(self) -> UpdateSchema:
-        return UpdateSchema(self, autocommit=False)
-
-    def update_spec(self) -> UpdateSpec:
-        """Evolve the partition spec (``table/update_spec.py``)."""
-        return UpdateSpec(self, autocommit=False)
-
-    def replace_sort_order(self) -> ReplaceSortOrder:
-        return ReplaceSortOrder(self, autocommit=False)
-
-    def update_location(self) -> UpdateLocation:
-        return UpdateLocation(self, autocommit=False)
-
-    def update_statistics(self) -> UpdateStatistics:
-        return UpdateStatistics(self, autocommit=False)
-
-    def update_partition_statistics(self) -> UpdatePartitionStatistics:
-        return UpdatePartitionStatistics(self, autocommit=False)
-
-    def manage_snapshots(self) -> ManageSnapshots:
-        """Branches, tags, rollback and cherry-pick (``table/manage_snapshots.py``)."""
-        return ManageSnapshots(self, autocommit=False)
-
-    def expire_snapshots(self) -> ExpireSnapshots:
-        """Remove old snapshots and refs; their files are deleted once the transaction commits."""
-        return ExpireSnapshots(self, autocommit=False)
-
-    def rewrite_manifests(self) -> RewriteManifests:
-        return RewriteManifests(self, autocommit=False)
-
-    def new_overwrite(self) -> OverwriteFiles:
-        """Add and remove data files, or overwrite by a row filter (``table/overwrite.py``)."""
-        return OverwriteFiles(self, autocommit=False)
-
-    def new_replace_partitions(self) -> ReplacePartitions:
-        """Replace the partitions the added files fall in (``table/replace_partitions.py``)."""
-        return ReplacePartitions(self, autocommit=False)
-
-    def new_delete(self) -> DeleteFiles:
-        """Remove whole data files (``table/delete_files.py``)."""
-        return DeleteFiles(self, autocommit=False)
-
-    def new_rewrite(self) -> RewriteFiles:
-        """Replace files by files holding the same rows (``table/rewrite_files.py``)."""
-        return RewriteFiles(self, autocommit=False)
-
-    def new_row_delta(self) -> RowDelta:
-        """Commit row-level changes: data and delete files (``table/row_delta.py``)."""
-        return RowDelta(self, autocommit=False)
+    def _operation_target(self) -> tuple[TableOperations, bool]:
+        return self, False
 
     def add_files(
         self,
@@ -321,6 +294,48 @@ class Transaction(RowConveniences):
                 operation._abort()
             except Exception:  # cleanup must never hide the commit's own error
                 log.warning("could not clean up after failed commit of %s", operation, exc_info=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRetryOptions:
+    """``commit.retry.*`` with Java's defaults."""
+
+    num_retries: int = COMMIT_NUM_RETRIES_DEFAULT
+    min_wait_ms: int = COMMIT_MIN_RETRY_WAIT_MS_DEFAULT
+    max_wait_ms: int = COMMIT_MAX_RETRY_WAIT_MS_DEFAULT
+    total_timeout_ms: int = COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, str]) -> CommitRetryOptions:
+        """The retry settings of a table.
+
+        Raises:
+            ValidationError: naming the property that is malformed, negative, or (max wait)
+                below the min wait.
+        """
+        options = cls(
+            num_retries=int_property(properties, COMMIT_NUM_RETRIES, COMMIT_NUM_RETRIES_DEFAULT, minimum=0),
+            min_wait_ms=int_property(
+                properties, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS_DEFAULT, minimum=0
+            ),
+            max_wait_ms=int_property(
+                properties, COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS_DEFAULT, minimum=0
+            ),
+            total_timeout_ms=int_property(
+                properties, COMMIT_TOTAL_RETRY_TIME_MS, COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT, minimum=0
+            ),
+        )
+        if options.max_wait_ms < options.min_wait_ms:
+            raise ValidationError(
+                f"table property '{COMMIT_MAX_RETRY_WAIT_MS}' ({options.max_wait_ms}) must not be below "
+                f"'{COMMIT_MIN_RETRY_WAIT_MS}' ({options.min_wait_ms})"
+            )
+        return options
+
+    def wait_ms(self, attempt: int) -> float:
+        """Java's exponential backoff: min-wait doubled per attempt, capped, plus up to 10% jitter."""
+        delay = min(self.min_wait_ms * (2.0 ** max(attempt - 1, 0)), float(self.max_wait_ms))
+        return delay + random.uniform(0, max(1.0, delay * 0.1))
 
 
 def _define(definition: TableDefinition, base: LoadedTable | None) -> tuple[Changes, TableMetadata]:

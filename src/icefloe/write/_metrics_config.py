@@ -9,6 +9,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from icefloe.errors import ValidationError
+from icefloe.spec.properties import (
+    DEFAULT_WRITE_METRICS_MODE,
+    METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
+    METRICS_MODE_COLUMN_CONF_PREFIX,
+)
 from icefloe.spec.schema import Schema
 from icefloe.spec.sorting import SortOrder
 from icefloe.spec.types import ListType, MapType, NestedField, StructType
@@ -28,9 +33,6 @@ __all__ = [
 
 log = logging.getLogger("icefloe.write.metrics")
 
-METRICS_DEFAULT = "write.metadata.metrics.default"
-METRICS_COLUMN_PREFIX = "write.metadata.metrics.column."
-METRICS_MAX_INFERRED_COLUMNS = "write.metadata.metrics.max-inferred-column-defaults"
 MAX_INFERRED_COLUMNS_DEFAULT = 100
 
 _TRUNCATE = re.compile(r"truncate\((\d+)\)")
@@ -130,7 +132,7 @@ class MetricsConfig:
         """
         max_inferred = _max_inferred_columns(properties)
         column_modes: dict[str, MetricsMode] = {}
-        configured = properties.get(METRICS_DEFAULT)
+        configured = properties.get(DEFAULT_WRITE_METRICS_MODE)
         if configured is not None:
             default_mode = _parse_or(configured, DEFAULT_METRICS_MODE, "default")
         elif schema is None or len(schema.fields) <= max_inferred:
@@ -154,8 +156,8 @@ class MetricsConfig:
                     column_modes[name] = sorted_mode
 
         for key, value in properties.items():
-            if key.startswith(METRICS_COLUMN_PREFIX):
-                column_name = key[len(METRICS_COLUMN_PREFIX) :]
+            if key.startswith(METRICS_MODE_COLUMN_CONF_PREFIX):
+                column_name = key[len(METRICS_MODE_COLUMN_CONF_PREFIX) :]
                 column_modes[column_name] = _parse_or(value, default_mode, f"column {column_name}")
         return cls(default_mode, column_modes)
 
@@ -175,18 +177,20 @@ def _parse_or(text: str, fallback: MetricsMode, context: str) -> MetricsMode:
 
 
 def _max_inferred_columns(properties: Mapping[str, str]) -> int:
-    raw = properties.get(METRICS_MAX_INFERRED_COLUMNS)
+    raw = properties.get(METRICS_MAX_INFERRED_COLUMN_DEFAULTS)
     if raw is None:
         return MAX_INFERRED_COLUMNS_DEFAULT
     try:
         value = int(raw)
     except ValueError:
         raise ValidationError(
-            f"table property '{METRICS_MAX_INFERRED_COLUMNS}' must be an integer, not {raw!r}"
+            f"table property '{METRICS_MAX_INFERRED_COLUMN_DEFAULTS}' must be an integer, not {raw!r}"
         ) from None
     if value < 0:
         log.warning(
-            "Invalid value for %s (negative): %s, falling back to 100", METRICS_MAX_INFERRED_COLUMNS, value
+            "Invalid value for %s (negative): %s, falling back to 100",
+            METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
+            value,
         )
         return MAX_INFERRED_COLUMNS_DEFAULT
     return value

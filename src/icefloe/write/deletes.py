@@ -35,6 +35,12 @@ from icefloe.io import FileIO
 from icefloe.spec.manifest import DataFile, DataFileBuilder, DeleteFile, Metrics
 from icefloe.spec.partition_values import partition_key
 from icefloe.spec.partitioning import PartitionSpec
+from icefloe.spec.properties import (
+    DELETE_PARQUET_PREFIX,
+    DELETE_TARGET_FILE_SIZE_BYTES,
+    DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT,
+    PARQUET_PREFIX,
+)
 from icefloe.spec.schema import Schema, prune_columns
 from icefloe.spec.sorting import SortOrder
 from icefloe.spec.types import ListType, LongType, MapType, NestedField, StringType, StructType
@@ -48,7 +54,6 @@ __all__ = [
     "DELETE_FILE_PATH_ID",
     "DELETE_FILE_POS_ID",
     "DELETE_FILE_ROW_ID",
-    "DELETE_TARGET_FILE_SIZE_BYTES",
     "delete_write_properties",
     "position_delete_metrics_config",
     "position_delete_schema",
@@ -62,9 +67,6 @@ DELETE_FILE_PATH_ID = 2147483546
 DELETE_FILE_POS_ID = 2147483545
 DELETE_FILE_ROW_ID = 2147483544
 
-DELETE_TARGET_FILE_SIZE_BYTES = "write.delete.target-file-size-bytes"
-_DELETE_TARGET_FILE_SIZE_DEFAULT = 64 * 1024 * 1024
-_DELETE_PARQUET_PREFIX = "write.delete.parquet."
 _DELETES_SUFFIX = "-deletes"
 
 
@@ -93,12 +95,12 @@ def delete_write_properties(
     """
     view = dict(properties)
     for key, value in properties.items():
-        if key.startswith(_DELETE_PARQUET_PREFIX):
-            view["write.parquet." + key[len(_DELETE_PARQUET_PREFIX) :]] = value
+        if key.startswith(DELETE_PARQUET_PREFIX):
+            view[PARQUET_PREFIX + key[len(DELETE_PARQUET_PREFIX) :]] = value
     if target_file_size_bytes is None:
         raw = properties.get(DELETE_TARGET_FILE_SIZE_BYTES)
         try:
-            target_file_size_bytes = int(raw) if raw is not None else _DELETE_TARGET_FILE_SIZE_DEFAULT
+            target_file_size_bytes = int(raw) if raw is not None else DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT
         except ValueError:
             raise ValidationError(
                 f"table property '{DELETE_TARGET_FILE_SIZE_BYTES}' must be an integer, not {raw!r}"

@@ -7,25 +7,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from icefloe.errors import UnsupportedFeatureError, ValidationError
-from icefloe.spec.properties import int_property
+from icefloe.spec.properties import (
+    PARQUET_COMPRESSION,
+    PARQUET_COMPRESSION_DEFAULT,
+    PARQUET_COMPRESSION_LEVEL,
+    PARQUET_DICT_SIZE_BYTES,
+    PARQUET_DICT_SIZE_BYTES_DEFAULT,
+    PARQUET_PAGE_ROW_LIMIT,
+    PARQUET_PAGE_ROW_LIMIT_DEFAULT,
+    PARQUET_PAGE_SIZE_BYTES,
+    PARQUET_PAGE_SIZE_BYTES_DEFAULT,
+    PARQUET_ROW_GROUP_LIMIT,
+    PARQUET_ROW_GROUP_LIMIT_DEFAULT,
+    PARQUET_ROW_GROUP_SIZE_BYTES,
+    PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT,
+    WRITE_TARGET_FILE_SIZE_BYTES,
+    WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT,
+    int_property,
+)
 
 __all__ = ["ParquetWriteOptions"]
 
-TARGET_FILE_SIZE_BYTES = "write.target-file-size-bytes"
-COMPRESSION_CODEC = "write.parquet.compression-codec"
-COMPRESSION_LEVEL = "write.parquet.compression-level"
-ROW_GROUP_SIZE_BYTES = "write.parquet.row-group-size-bytes"
-ROW_GROUP_LIMIT = "write.parquet.row-group-limit"  # rows; PyIceberg's property, not Java's
-PAGE_SIZE_BYTES = "write.parquet.page-size-bytes"
-PAGE_ROW_LIMIT = "write.parquet.page-row-limit"
-DICT_SIZE_BYTES = "write.parquet.dict-size-bytes"
-
-_TARGET_FILE_SIZE_DEFAULT = 512 * 1024 * 1024
-_ROW_GROUP_SIZE_DEFAULT = 128 * 1024 * 1024
-_ROW_GROUP_LIMIT_DEFAULT = 1024 * 1024
-_PAGE_SIZE_DEFAULT = 1024 * 1024
-_PAGE_ROW_LIMIT_DEFAULT = 20_000
-_DICT_SIZE_DEFAULT = 2 * 1024 * 1024
 
 # Java's codec names -> pyarrow's. Parquet's LZ4 is written as LZ4_RAW (what pyarrow writes for
 # "lz4"), which Java's parquet-mr reads.
@@ -60,14 +62,14 @@ class ParquetWriteOptions:
         dict_size_bytes: dictionary page size limit, ``write.parquet.dict-size-bytes`` (2 MiB).
     """
 
-    target_file_size_bytes: int = _TARGET_FILE_SIZE_DEFAULT
+    target_file_size_bytes: int = WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
     compression: str = "zstd"
     compression_level: int | None = None
-    row_group_size_bytes: int = _ROW_GROUP_SIZE_DEFAULT
-    row_group_limit: int = _ROW_GROUP_LIMIT_DEFAULT
-    page_size_bytes: int = _PAGE_SIZE_DEFAULT
-    page_row_limit: int = _PAGE_ROW_LIMIT_DEFAULT
-    dict_size_bytes: int = _DICT_SIZE_DEFAULT
+    row_group_size_bytes: int = PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT
+    row_group_limit: int = PARQUET_ROW_GROUP_LIMIT_DEFAULT
+    page_size_bytes: int = PARQUET_PAGE_SIZE_BYTES_DEFAULT
+    page_row_limit: int = PARQUET_PAGE_ROW_LIMIT_DEFAULT
+    dict_size_bytes: int = PARQUET_DICT_SIZE_BYTES_DEFAULT
 
     @classmethod
     def from_properties(
@@ -79,22 +81,26 @@ class ParquetWriteOptions:
             ValidationError: naming a property whose value is malformed.
             UnsupportedFeatureError: a codec pyarrow cannot write (``lzo``).
         """
-        codec_text = properties.get(COMPRESSION_CODEC, "zstd")
+        codec_text = properties.get(PARQUET_COMPRESSION, PARQUET_COMPRESSION_DEFAULT)
         codec = _CODECS.get(codec_text.strip().lower())
         if codec is None:
             if codec_text.strip().lower() == "lzo":
-                raise UnsupportedFeatureError(f"table property '{COMPRESSION_CODEC}': lzo cannot be written")
+                raise UnsupportedFeatureError(
+                    f"table property '{PARQUET_COMPRESSION}': lzo cannot be written"
+                )
             raise ValidationError(
-                f"table property '{COMPRESSION_CODEC}' must be one of zstd, snappy, gzip, lz4, brotli, "
+                f"table property '{PARQUET_COMPRESSION}' must be one of zstd, snappy, gzip, lz4, brotli, "
                 f"uncompressed; not {codec_text!r}"
             )
         level: int | None = None
-        if properties.get(COMPRESSION_LEVEL) not in (None, ""):
-            level = int_property(properties, COMPRESSION_LEVEL, 0, minimum=-(2**31))
+        if properties.get(PARQUET_COMPRESSION_LEVEL) not in (None, ""):
+            level = int_property(properties, PARQUET_COMPRESSION_LEVEL, 0, minimum=-(2**31))
         target = (
             target_file_size_bytes
             if target_file_size_bytes is not None
-            else int_property(properties, TARGET_FILE_SIZE_BYTES, _TARGET_FILE_SIZE_DEFAULT, minimum=1)
+            else int_property(
+                properties, WRITE_TARGET_FILE_SIZE_BYTES, WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT, minimum=1
+            )
         )
         if target <= 0:
             raise ValidationError(f"target file size must be positive, not {target}")
@@ -103,12 +109,20 @@ class ParquetWriteOptions:
             compression=codec,
             compression_level=level if codec in _LEVELED else None,
             row_group_size_bytes=int_property(
-                properties, ROW_GROUP_SIZE_BYTES, _ROW_GROUP_SIZE_DEFAULT, minimum=1
+                properties, PARQUET_ROW_GROUP_SIZE_BYTES, PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT, minimum=1
             ),
-            row_group_limit=int_property(properties, ROW_GROUP_LIMIT, _ROW_GROUP_LIMIT_DEFAULT, minimum=1),
-            page_size_bytes=int_property(properties, PAGE_SIZE_BYTES, _PAGE_SIZE_DEFAULT, minimum=1),
-            page_row_limit=int_property(properties, PAGE_ROW_LIMIT, _PAGE_ROW_LIMIT_DEFAULT, minimum=1),
-            dict_size_bytes=int_property(properties, DICT_SIZE_BYTES, _DICT_SIZE_DEFAULT, minimum=1),
+            row_group_limit=int_property(
+                properties, PARQUET_ROW_GROUP_LIMIT, PARQUET_ROW_GROUP_LIMIT_DEFAULT, minimum=1
+            ),
+            page_size_bytes=int_property(
+                properties, PARQUET_PAGE_SIZE_BYTES, PARQUET_PAGE_SIZE_BYTES_DEFAULT, minimum=1
+            ),
+            page_row_limit=int_property(
+                properties, PARQUET_PAGE_ROW_LIMIT, PARQUET_PAGE_ROW_LIMIT_DEFAULT, minimum=1
+            ),
+            dict_size_bytes=int_property(
+                properties, PARQUET_DICT_SIZE_BYTES, PARQUET_DICT_SIZE_BYTES_DEFAULT, minimum=1
+            ),
         )
 
     def writer_kwargs(self) -> dict[str, Any]:

@@ -1,0 +1,89 @@
+"""Catalog backends (layer L5): where each table's metadata pointer lives, and its atomic swap.
+
+A backend knows namespaces and metadata locations, nothing about Tables or scans; the
+user-facing ``Catalog`` (``icefloe.table``) is a facade over one. Pick one with
+``load_catalog_backend(name, type=..., **properties)``:
+
+- ``sql`` (default): Iceberg's JDBC catalog tables in SQLite (``sqlite:///<warehouse>/catalog.db``
+  unless ``uri`` says otherwise) or PostgreSQL; shared with Java's and PyIceberg's SQL catalogs.
+- ``hadoop``: Java's HadoopCatalog directory layout on a local file system.
+- ``memory``: in memory (metadata files still written), with fault injection, for tests.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from icefloe.backends.base import CatalogBackend, LoadedTable, PropertiesUpdateSummary
+from icefloe.backends.hadoop import HadoopCatalogBackend
+from icefloe.backends.identifiers import (
+    Identifier,
+    Namespace,
+    identifier_to_string,
+    parse_identifier,
+    parse_namespace,
+    split_identifier,
+)
+from icefloe.backends.memory import InMemoryCatalogBackend
+from icefloe.backends.sql import SqlCatalogBackend
+from icefloe.errors import UnsupportedFeatureError, ValidationError
+
+__all__ = [
+    "CatalogBackend",
+    "HadoopCatalogBackend",
+    "Identifier",
+    "InMemoryCatalogBackend",
+    "LoadedTable",
+    "Namespace",
+    "PropertiesUpdateSummary",
+    "SqlCatalogBackend",
+    "identifier_to_string",
+    "load_catalog_backend",
+    "parse_identifier",
+    "parse_namespace",
+    "split_identifier",
+]
+
+_BACKENDS: dict[str, type[CatalogBackend]] = {
+    "sql": SqlCatalogBackend,
+    "hadoop": HadoopCatalogBackend,
+    "memory": InMemoryCatalogBackend,
+    "in-memory": InMemoryCatalogBackend,
+}
+
+
+def _property_text(key: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return str(os.fspath(value))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    raise ValidationError(f"catalog property '{key}' must be a string, not {type(value).__name__}")
+
+
+def load_catalog_backend(name: str, **properties: Any) -> CatalogBackend:
+    """The backend that ``properties['type']`` names (``sql`` when absent).
+
+    Args:
+        name: the catalog's name.
+        properties: catalog properties: ``type``, ``warehouse``, ``uri`` (sql), FileIO
+            settings. Paths, booleans and integers are turned into property strings.
+
+    Raises:
+        ValidationError: an unknown type, or a property the backend needs is missing.
+        UnsupportedFeatureError: ``type="rest"`` (not available yet).
+    """
+    props = {key: _property_text(key, value) for key, value in properties.items()}
+    kind = props.get("type", "sql").strip().lower()
+    if kind == "rest":
+        raise UnsupportedFeatureError("the REST catalog backend is not available yet")
+    backend = _BACKENDS.get(kind)
+    if backend is None:
+        raise ValidationError(
+            f"unknown catalog type {kind!r} for catalog '{name}'; expected one of {sorted(_BACKENDS)}"
+        )
+    return backend(name, props)

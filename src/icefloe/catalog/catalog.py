@@ -1,0 +1,298 @@
+"""Catalog: the user-facing facade that hands out Tables.
+
+It turns user input (pyarrow or icefloe schemas, ``partition_by`` / ``sort_by`` strings,
+identifier strings) into the spec model and delegates storage of the metadata pointer to a
+catalog backend (``icefloe.backends``), which knows nothing about Tables.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from icefloe.arrow.schema import arrow_to_schema_fresh
+from icefloe.backends import CatalogBackend, Identifier, parse_identifier, parse_namespace
+from icefloe.catalog.transactions import DefinitionMode, TableDefinition
+from icefloe.errors import NoSuchTableError, ValidationError
+from icefloe.io import FileIO, load_file_io
+from icefloe.spec.builder import MetadataBuilder, new_table_metadata
+from icefloe.spec.partitioning import PartitionSpec, build_spec
+from icefloe.spec.schema import Schema
+from icefloe.spec.sorting import SortOrder, build_sort_order
+from icefloe.table.table import Table
+from icefloe.table.transaction import Transaction
+
+__all__ = ["Catalog"]
+
+
+class Catalog:
+    """An Iceberg catalog: namespaces and tables.
+
+    Args:
+        name: the catalog's name (prefixes ``Table.name()``).
+        backend: where metadata pointers live (sql, hadoop, memory, rest).
+    """
+
+    def __init__(self, name: str, backend: CatalogBackend):
+        self.name = name
+        self.backend = backend
+
+    @property
+    def properties(self) -> dict[str, str]:
+        return dict(self.backend.properties)
+
+    def _io(self, location: str | None = None) -> FileIO:
+        return load_file_io(self.backend.properties, location)
+
+    def _table(self, identifier: tuple[str, ...], metadata: Any, metadata_location: str | None) -> Table:
+        return Table(
+            identifier,
+            metadata,
+            metadata_location,
+            self._io(metadata.location),
+            self.backend,
+            catalog_name=self.name,
+        )
+
+    # ---- namespaces --------------------------------------------------------------------------
+
+    def create_namespace(
+        self, namespace: str | Sequence[str], properties: Mapping[str, str] | None = None
+    ) -> None:
+        self.backend.create_namespace(parse_namespace(namespace), dict(properties or {}))
+
+    def create_namespace_if_not_exists(
+        self, namespace: str | Sequence[str], properties: Mapping[str, str] | None = None
+    ) -> None:
+        ns = parse_namespace(namespace)
+        if not self.backend.namespace_exists(ns):
+            self.backend.create_namespace(ns, dict(properties or {}))
+
+    def list_namespaces(self, parent: str | Sequence[str] = ()) -> list[tuple[str, ...]]:
+        return list(self.backend.list_namespaces(parse_namespace(parent) if parent else ()))
+
+    def namespace_exists(self, namespace: str | Sequence[str]) -> bool:
+        return bool(self.backend.namespace_exists(parse_namespace(namespace)))
+
+    def load_namespace_properties(self, namespace: str | Sequence[str]) -> dict[str, str]:
+        return dict(self.backend.load_namespace_properties(parse_namespace(namespace)))
+
+    def update_namespace_properties(
+        self,
+        namespace: str | Sequence[str],
+        removals: Iterable[str] = (),
+        updates: Mapping[str, str] | None = None,
+    ) -> Any:
+        return self.backend.update_namespace_properties(
+            parse_namespace(namespace), tuple(removals), dict(updates or {})
+        )
+
+    def drop_namespace(self, namespace: str | Sequence[str]) -> None:
+        self.backend.drop_namespace(parse_namespace(namespace))
+
+    # ---- tables ------------------------------------------------------------------------------
+
+    def create_table(
+        self,
+        identifier: Identifier,
+        schema: Schema | Any,
+        *,
+        partition_by: Iterable[str] | PartitionSpec | None = None,
+        sort_by: Iterable[str] | SortOrder | None = None,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Table:
+        """Create a table and return it.
+
+        Args:
+            identifier: ``"db.table"`` or a tuple of parts.
+            schema: an icefloe Schema, or a pyarrow Schema (fresh field ids are assigned).
+            partition_by: a PartitionSpec, or terms in Spark's ``PARTITIONED BY`` form:
+                ``["country", "day(ts)", "bucket(16, id)", "truncate(4, name)"]``.
+            sort_by: a SortOrder or terms like ``["id", "ts DESC NULLS LAST"]``.
+            location: the table location (default: the catalog's layout under the warehouse).
+            properties: table properties; ``format-version`` ("1", "2" or "3", default "2")
+                picks the format version.
+
+        Raises:
+            TableAlreadyExistsError, NoSuchNamespaceError, ValidationError (naming the bad
+            column, term or property).
+        """
+        ident = parse_identifier(identifier)
+        iceberg_schema = _to_schema(schema)
+        spec = build_spec(iceberg_schema, partition_by)
+        order = build_sort_order(iceberg_schema, sort_by)
+        table_location = (location or self.backend.default_table_location(ident)).rstrip("/")
+        metadata = new_table_metadata(iceberg_schema, spec, order, table_location, dict(properties or {}))
+        loaded = self.backend.create_table(ident, metadata)
+        return self._table(ident, loaded.metadata, loaded.metadata_location)
+
+    def create_table_if_not_exists(
+        self, identifier: Identifier, schema: Schema | Any, **kwargs: Any
+    ) -> Table:
+        ident = parse_identifier(identifier)
+        if self.backend.table_exists(ident):
+            return self.load_table(ident)
+        return self.create_table(ident, schema, **kwargs)
+
+    def create_table_transaction(
+        self,
+        identifier: Identifier,
+        schema: Schema | Any,
+        *,
+        partition_by: Iterable[str] | PartitionSpec | None = None,
+        sort_by: Iterable[str] | SortOrder | None = None,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Transaction:
+        """A transaction that creates the table when it commits (Java's ``createTransaction()``).
+
+        Arguments are those of ``create_table``. The transaction offers every operation of
+        ``table.new_transaction()`` (``append(data)``, ``new_append()``,
+        ``update_properties()``, ...); nothing exists in the catalog until
+        ``commit_transaction()`` creates the table with all of them as its first metadata
+        version. ``txn.table`` is the new table once committed.
+
+        Raises:
+            TableAlreadyExistsError: the table exists (now, or at commit: then everything the
+                transaction wrote is deleted).
+            NoSuchNamespaceError, ValidationError: as ``create_table``.
+        """
+        return self._definition_transaction(
+            DefinitionMode.CREATE, identifier, schema, partition_by, sort_by, location, properties
+        )
+
+    def replace_table_transaction(
+        self,
+        identifier: Identifier,
+        schema: Schema | Any,
+        *,
+        partition_by: Iterable[str] | PartitionSpec | None = None,
+        sort_by: Iterable[str] | SortOrder | None = None,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Transaction:
+        """A transaction that replaces the table's definition when it commits (Java's
+        ``replaceTransaction()``).
+
+        The table keeps its uuid, snapshots, history and refs, except ``main``: after the
+        commit its current snapshot is the one the transaction appends, or none. Schema,
+        partition spec and sort order become the given ones (ids reused by column name, as
+        Java's ``buildReplacement``); ``properties`` are added to the existing ones; the
+        location stays unless ``location`` is given. See ``catalog/transactions.py``.
+
+        Raises:
+            NoSuchTableError: the table does not exist (now, or at commit).
+            CommitFailedException: it was dropped and re-created before the commit.
+            ValidationError: as ``create_table``; a lower ``format-version``.
+        """
+        return self._definition_transaction(
+            DefinitionMode.REPLACE, identifier, schema, partition_by, sort_by, location, properties
+        )
+
+    def create_or_replace_table_transaction(
+        self,
+        identifier: Identifier,
+        schema: Schema | Any,
+        *,
+        partition_by: Iterable[str] | PartitionSpec | None = None,
+        sort_by: Iterable[str] | SortOrder | None = None,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Transaction:
+        """``replace_table_transaction`` when the table exists, else ``create_table_transaction``
+        (decided again at commit time; a table created by someone else between the start and
+        the commit of a transaction that creates fails it with TableAlreadyExistsError)."""
+        return self._definition_transaction(
+            DefinitionMode.CREATE_OR_REPLACE, identifier, schema, partition_by, sort_by, location, properties
+        )
+
+    def _definition_transaction(
+        self,
+        mode: DefinitionMode,
+        identifier: Identifier,
+        schema: Schema | Any,
+        partition_by: Iterable[str] | PartitionSpec | None,
+        sort_by: Iterable[str] | SortOrder | None,
+        location: str | None,
+        properties: Mapping[str, str] | None,
+    ) -> Transaction:
+        ident = parse_identifier(identifier)
+        iceberg_schema = _to_schema(schema)
+        existing = None
+        if mode is not DefinitionMode.CREATE:
+            try:
+                existing = self.backend.load_table(ident)
+            except NoSuchTableError:
+                if mode is DefinitionMode.REPLACE:
+                    raise
+        definition = TableDefinition(
+            identifier=ident,
+            mode=mode,
+            schema=iceberg_schema,
+            spec=build_spec(iceberg_schema, partition_by),
+            sort_order=build_sort_order(iceberg_schema, sort_by),
+            location=location.rstrip("/") if location else None,
+            default_location=self.backend.default_table_location(ident),
+            table_uuid=str(uuid.uuid4()),
+            properties=dict(properties or {}),
+            replaced_uuid=existing.metadata.table_uuid if existing is not None else None,
+        )
+        if existing is not None:
+            table = self._table(ident, existing.metadata, existing.metadata_location)
+        else:
+            # Not in the catalog yet (no metadata location): the table as the commit will create it.
+            metadata = MetadataBuilder(None).apply_all(definition.define(None).updates).build()
+            self.backend.check_can_create(ident, metadata)
+            table = self._table(ident, metadata, None)
+        return Transaction(table, definition=definition)
+
+    def load_table(self, identifier: Identifier) -> Table:
+        ident = parse_identifier(identifier)
+        loaded = self.backend.load_table(ident)
+        return self._table(ident, loaded.metadata, loaded.metadata_location)
+
+    def table_exists(self, identifier: Identifier) -> bool:
+        return bool(self.backend.table_exists(parse_identifier(identifier)))
+
+    def list_tables(self, namespace: str | Sequence[str]) -> list[tuple[str, ...]]:
+        return list(self.backend.list_tables(parse_namespace(namespace)))
+
+    def rename_table(self, source: Identifier, destination: Identifier) -> Table:
+        self.backend.rename_table(parse_identifier(source), parse_identifier(destination))
+        return self.load_table(destination)
+
+    def drop_table(self, identifier: Identifier, purge: bool = False) -> None:
+        self.backend.drop_table(parse_identifier(identifier), purge=purge)
+
+    def purge_table(self, identifier: Identifier) -> None:
+        self.drop_table(identifier, purge=True)
+
+    def register_table(self, identifier: Identifier, metadata_location: str) -> Table:
+        ident = parse_identifier(identifier)
+        loaded = self.backend.register_table(ident, metadata_location)
+        return self._table(ident, loaded.metadata, loaded.metadata_location)
+
+    def close(self) -> None:
+        """Release the backend's resources (e.g. the SQL catalog's connection pool)."""
+        self.backend.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.name!r}, type={self.backend.catalog_type!r})"
+
+
+def _to_schema(schema: Any) -> Schema:
+    if isinstance(schema, Schema):
+        return schema
+    if type(schema).__module__.startswith("pyarrow"):
+        return arrow_to_schema_fresh(schema)
+    raise ValidationError(
+        f"schema must be an icefloe Schema or a pyarrow Schema, not {type(schema).__name__}"
+    )

@@ -1,0 +1,234 @@
+"""``DecodedManifest``: one manifest's entries as columns, files materialized on demand."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from icefloe.scan._columnar._shared import (
+    CONTENTS,
+    DATA,
+    DELETED,
+    EXTRA_NAMES,
+    MAP_NAMES,
+    STATUSES,
+    HotValues,
+)
+from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
+from icefloe.spec.manifest import (
+    ContentFile,
+    DataFile,
+    DeleteFile,
+    FileFormat,
+    ManifestEntry,
+    ManifestFile,
+)
+
+# ---- the decoded manifest ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DecodedManifest:
+    """Every entry of one manifest, inheritance applied (see the module docstring).
+
+    Attributes:
+        manifest: the manifest list row it was decoded for.
+        count: the number of entries.
+        status: ``ManifestEntryStatus`` values (int8).
+        content: ``FileContent`` values (int8).
+        snapshot_id / sequence_number / file_sequence_number: after inheritance (int64; null
+            where the matching ``*_null`` mask is set; no mask: no nulls).
+        record_count / file_size_in_bytes: int64.
+        partition_codes: int32 codes into ``partitions`` (the distinct tuples, icefloe values).
+        formats: int8 codes into ``format_values``.
+        file_path: the paths.
+        metrics: the six metrics maps, by ``ContentFile`` field name.
+        extras: the optional fields (``key_metadata``, ``split_offsets``, ...), each a list per
+            entry, or None when no entry has the field.
+    """
+
+    manifest: ManifestFile
+    count: int
+    status: np.ndarray
+    content: np.ndarray
+    snapshot_id: np.ndarray
+    snapshot_null: np.ndarray | None
+    sequence_number: np.ndarray
+    sequence_null: np.ndarray | None
+    file_sequence_number: np.ndarray
+    file_sequence_null: np.ndarray | None
+    record_count: np.ndarray
+    file_size_in_bytes: np.ndarray
+    partition_codes: np.ndarray
+    partitions: list[tuple[Any, ...]]
+    formats: np.ndarray
+    format_values: list[FileFormat]
+    file_path: list[str]
+    metrics: dict[str, CountsColumn | BoundsColumn]
+    extras: dict[str, list[Any] | None]
+
+    @property
+    def spec_id(self) -> int:
+        return self.manifest.partition_spec_id
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Positional reconstruction: the dataclass default walks fields() on every unpickle,
+        # and worker processes send one of these per manifest.
+        return (DecodedManifest, tuple(getattr(self, f) for f in DECODED_FIELDS))
+
+    def live(self) -> np.ndarray:
+        """Whether each entry is live (not DELETED)."""
+        live: np.ndarray = self.status != DELETED
+        return live
+
+    def counts(self, name: str) -> CountsColumn:
+        column = self.metrics[name]
+        assert isinstance(column, CountsColumn)
+        return column
+
+    def bounds(self, name: str) -> BoundsColumn:
+        column = self.metrics[name]
+        assert isinstance(column, BoundsColumn)
+        return column
+
+    def nbytes(self) -> int:
+        """An estimate of the memory this object holds (for the cache's budget)."""
+        arrays = (
+            self.status,
+            self.content,
+            self.snapshot_id,
+            self.sequence_number,
+            self.file_sequence_number,
+            self.record_count,
+            self.file_size_in_bytes,
+            self.partition_codes,
+            self.formats,
+        )
+        total = 1024 + sum(a.nbytes + 112 for a in arrays)
+        total += sum(m.nbytes() for m in self.metrics.values())
+        total += sum(map(sys.getsizeof, self.file_path)) + 8 * len(self.file_path)
+        total += sum(64 + 40 * len(p) for p in self.partitions)
+        for values in self.extras.values():
+            if values is not None:
+                # A list slot per entry, and about a small tuple / string / int per value.
+                total += 8 * len(values) + 64 * (len(values) - values.count(None))
+        return total
+
+    # ---- materialization ---------------------------------------------------------------------
+
+    def sequence_numbers(self, indices: Sequence[int]) -> list[int | None]:
+        """The data sequence number of each entry in ``indices`` (after inheritance)."""
+        values = self.sequence_number.tolist()
+        nulls = self.sequence_null
+        if nulls is None:
+            return [values[i] for i in indices]
+        null = nulls.tolist()
+        return [None if null[i] else values[i] for i in indices]
+
+    def files(
+        self,
+        indices: Sequence[int],
+        hot: HotValues | None = None,
+        *,
+        stats: bool | frozenset[int] = True,
+    ) -> list[ContentFile]:
+        """The ``DataFile`` / ``DeleteFile`` of each entry in ``indices``, equal field by field
+        to what ``read_manifest`` gives for it. ``hot``: the builder's flat value lists, while
+        the plan that decoded this manifest has them (saves converting the arrays back when
+        ``stats`` selects columns; with all stats, the maps are ``LazyMetrics``).
+
+        ``stats``: which column metrics the files keep: all (True), none (False: the six
+        metrics maps are None, as Java's ``copyWithoutStats``; building a file then costs a
+        fraction), or those of the given field ids (Java's ``copyWithStats``)."""
+        if stats is False:
+            none: list[Any] = [None] * len(indices)
+            column_sizes = value_counts = null_counts = nan_counts = lower = upper = none
+        elif stats is True:
+            # Decoded on first use: most planned files' metrics are never looked at.
+            metrics = self.metrics
+            column_sizes, value_counts, null_counts, nan_counts, lower, upper = (
+                metrics[name].lazy_maps(indices) for name in MAP_NAMES
+            )
+        else:
+            metrics = self.metrics
+            column_sizes, value_counts, null_counts, nan_counts, lower, upper = (
+                only_stats(metrics[name].maps(indices, None if hot is None else hot[name]), stats)
+                for name in MAP_NAMES
+            )
+        paths = self.file_path
+        records = self.record_count.tolist()
+        sizes = self.file_size_in_bytes.tolist()
+        contents = self.content.tolist()
+        formats = self.formats.tolist()
+        format_values = self.format_values
+        parts = self.partition_codes.tolist()
+        partitions = self.partitions
+        spec_id = self.manifest.partition_spec_id
+        extras = [self.extras[name] for name in EXTRA_NAMES]
+        plain = all(e is None for e in extras)
+        rows: list[tuple[Any, ...]] = []
+        if not plain:
+            # The optional fields of each entry, as a tuple (zip does the work in C).
+            rows = list(zip(*(itertools.repeat(None, self.count) if e is None else e for e in extras)))
+        result: list[ContentFile] = []
+        append = result.append
+        for k, i in enumerate(indices):
+            content = contents[i]
+            cls = DataFile if content == DATA else DeleteFile
+            head = (
+                paths[i],
+                format_values[formats[i]],
+                records[i],
+                sizes[i],
+                partitions[parts[i]],
+                CONTENTS[content],
+                spec_id,
+                column_sizes[k],
+                value_counts[k],
+                null_counts[k],
+                nan_counts[k],
+                lower[k],
+                upper[k],
+            )
+            if plain:
+                append(cls(*head))
+            else:
+                append(cls(*head, *rows[i]))
+        return result
+
+    def entries(self, indices: Sequence[int], files: Sequence[ContentFile]) -> list[ManifestEntry]:
+        """The ``ManifestEntry`` of each entry in ``indices`` (``files`` are their files)."""
+        statuses = self.status.tolist()
+        snapshots = self.snapshot_id.tolist()
+        snapshot_null = None if self.snapshot_null is None else self.snapshot_null.tolist()
+        seqs = self.sequence_numbers(indices)
+        file_seqs = self.file_sequence_number.tolist()
+        file_seq_null = None if self.file_sequence_null is None else self.file_sequence_null.tolist()
+        return [
+            ManifestEntry(
+                STATUSES[statuses[i]],
+                None if snapshot_null is not None and snapshot_null[i] else snapshots[i],
+                file,
+                seqs[k],
+                None if file_seq_null is not None and file_seq_null[i] else file_seqs[i],
+            )
+            for k, (i, file) in enumerate(zip(indices, files))
+        ]
+
+
+def only_stats(
+    maps: list[dict[int, Any] | None], stats: bool | frozenset[int]
+) -> list[dict[int, Any] | None]:
+    """The maps, narrowed to the field ids of ``stats`` unless it is a bool (True: all)."""
+    if isinstance(stats, bool):
+        return maps
+    return [None if m is None else {k: v for k, v in m.items() if k in stats} for m in maps]
+
+
+DECODED_FIELDS = tuple(f.name for f in dataclasses.fields(DecodedManifest))

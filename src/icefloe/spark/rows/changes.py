@@ -1,0 +1,266 @@
+"""Row-level changes from Spark: ``delete``, ``update`` and ``merge_into``.
+
+Spark finds the rows a change touches (reading the table with ``icefloe.spark.read.frames``'s
+machinery, which knows each row's file and position) and writes the new rows in Spark tasks;
+icefloe then writes the position deletes or deletion vectors (merge-on-read) or Spark rewrites
+the touched files' other rows (copy-on-write), per ``write.{delete,update,merge}.mode``, and
+commits one snapshot with the validations of the table's isolation level
+(``write.*.isolation-level``), exactly as ``table.delete`` / ``table.upsert`` do.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from icefloe.errors import ValidationError
+from icefloe.expressions import Expression
+from icefloe.expressions.model import AlwaysTrue
+from icefloe.scan import FileScanTask, plan_files
+from icefloe.spark.jobs import removed_unless_committed
+from icefloe.spark.paths import reported_path
+from icefloe.spark.read.frames import FILE_COLUMN, POSITION_COLUMN, read_tasks
+from icefloe.spark.rows.conditions import Condition, table_condition
+from icefloe.spark.tables import resolve_table
+from icefloe.spark.write.distribution import distribution_for
+from icefloe.spark.write.frames import conform_to_table, write_data_frame
+from icefloe.spec.snapshots import Snapshot
+from icefloe.table.rows.row_changes import (
+    MERGE_ON_READ,
+    FoundRows,
+    WrittenFiles,
+    change_isolation,
+    change_mode,
+    commit_row_change,
+    write_change_deletes,
+)
+from icefloe.table.table import Table
+
+__all__ = ["apply_change", "delete", "update"]
+
+
+def _plan(table: Table, row_filter: Expression) -> tuple[Snapshot | None, list[FileScanTask]]:
+    metadata = table.metadata
+    snapshot = metadata.current_snapshot()
+    if snapshot is None:
+        return None, []
+    return snapshot, plan_files(table.io(), metadata, snapshot, row_filter, schema=metadata.schema())
+
+
+def _live_rows(spark: SparkSession, table: Table, tasks: Sequence[FileScanTask]) -> DataFrame:
+    """Every live row of the tasks' files, with their file and position columns."""
+    metadata = table.metadata
+    return read_tasks(
+        spark,
+        metadata,
+        table.io(),
+        tasks,
+        table_schema=metadata.schema(),
+        projection=metadata.schema(),
+        keep_file_columns=True,
+    )
+
+
+def _positions(changed: DataFrame, tasks: Sequence[FileScanTask]) -> list[tuple[FileScanTask, np.ndarray]]:
+    """The changed rows' positions, per task (collected to the driver as Arrow)."""
+    by_path = {reported_path(t.file.file_path): t for t in tasks}
+    located = changed.select(FILE_COLUMN, POSITION_COLUMN).toArrow()
+    if located.num_rows == 0:
+        return []
+    grouped = located.group_by(FILE_COLUMN).aggregate([(POSITION_COLUMN, "list")])
+    result = []
+    for path, positions in zip(
+        grouped.column(FILE_COLUMN).to_pylist(),
+        grouped.column(f"{POSITION_COLUMN}_list").to_pylist(),
+        strict=True,
+    ):
+        result.append((by_path[path], np.unique(np.asarray(positions, dtype=np.int64))))
+    return result
+
+
+def apply_change(
+    spark: SparkSession,
+    table: Table,
+    *,
+    kind: str,
+    snapshot: Snapshot | None,
+    tasks: Sequence[FileScanTask],
+    whole: Sequence[Any],
+    changed: DataFrame,
+    new_rows: DataFrame | None,
+    conflict_filter: Expression,
+    new_rows_file_column: str | None = None,
+) -> Snapshot | None:
+    """Commit a change: ``changed`` (live rows with file and position) go away, ``new_rows``
+    (table columns) come in; files in ``whole`` go away unread.
+
+    Args:
+        kind: ``"delete"``, ``"update"`` or ``"merge"`` (which ``write.<kind>.mode`` and
+            isolation level apply).
+        snapshot: the snapshot the change read (validations start there).
+        tasks: the planned tasks ``changed`` came from.
+        new_rows_file_column: a column of ``new_rows`` naming the file a row's old version
+            came from (a copy-on-write update clusters by it), not written.
+    """
+    metadata = table.metadata
+    mode, isolation = change_mode(metadata, kind), change_isolation(metadata, kind)
+    partial = _positions(changed, tasks)
+    found = FoundRows(snapshot, whole=list(whole), partial=partial)
+    found.matched_rows = sum(len(p) for _, p in partial) + sum(f.record_count for f in whole)
+    written = WrittenFiles()
+    cleanups: list[Any] = []
+    added: list[Any] = []
+
+    def remove_written() -> None:
+        for cleanup in cleanups:
+            cleanup(committed=())
+
+    try:
+        if mode == MERGE_ON_READ:
+            if new_rows is not None:
+                files, cleanup = write_data_frame(
+                    new_rows,
+                    table,
+                    distribution=distribution_for(spark, metadata, kind, copy_on_write=False),
+                    file_column=new_rows_file_column,
+                )
+                added.extend(files)
+                cleanups.append(cleanup)
+            if not found.touched and not added:
+                return None
+            write_change_deletes(table, found, written)
+        else:
+            # The touched files' other rows and the new rows, written by one job (as Java's
+            # copy-on-write does): a partition gets one new file, not one per kind of row.
+            schema = metadata.schema()
+            parts = []
+            if partial:
+                gone = changed.select(FILE_COLUMN, POSITION_COLUMN)
+                remainder = _live_rows(spark, table, [task for task, _ in partial]).join(
+                    gone, on=[FILE_COLUMN, POSITION_COLUMN], how="left_anti"
+                )
+                parts.append(conform_to_table(remainder.drop(POSITION_COLUMN), schema, keep=FILE_COLUMN))
+            if new_rows is not None:
+                if new_rows_file_column is None:
+                    new_rows = new_rows.withColumn(FILE_COLUMN, F.lit(None).cast("string"))
+                elif new_rows_file_column != FILE_COLUMN:
+                    new_rows = new_rows.withColumnRenamed(new_rows_file_column, FILE_COLUMN)
+                parts.append(conform_to_table(new_rows, schema, keep=FILE_COLUMN))
+            if parts:
+                frame = functools.reduce(lambda a, b: a.unionByName(b), parts)
+                files, cleanup = write_data_frame(
+                    frame,
+                    table,
+                    distribution=distribution_for(spark, metadata, kind, copy_on_write=True),
+                    file_column=FILE_COLUMN,
+                )
+                written.data.extend(files)
+                cleanups.append(cleanup)
+            if not found.touched and not written.data:
+                return None
+    except BaseException:
+        table.io().delete_quietly(written.paths())
+        remove_written()
+        raise
+    with removed_unless_committed(remove_written):
+        result = commit_row_change(
+            table,
+            found,
+            written,
+            mode=mode,
+            isolation=isolation,
+            conflict_filter=conflict_filter,
+            new_rows=added,
+        )
+    committed = [f.file_path for f in [*written.data, *added]]
+    for cleanup in cleanups:
+        cleanup(committed=committed)
+    return result
+
+
+def _matching(condition: Condition) -> Column:
+    """The rows the condition is true on (not null)."""
+    return F.coalesce(condition.rows, F.lit(False))
+
+
+def _split_whole(tasks: Sequence[FileScanTask]) -> tuple[list[Any], list[FileScanTask]]:
+    """Tasks every row of which matches (removable unread) and the others."""
+    whole = [t.file for t in tasks if isinstance(t.residual, AlwaysTrue) and not t.deletes]
+    rest = [t for t in tasks if not (isinstance(t.residual, AlwaysTrue) and not t.deletes)]
+    return whole, rest
+
+
+def delete(
+    spark: SparkSession, table: Table | str, where: Expression | str | Column | None = None
+) -> Snapshot | None:
+    """Delete the rows matching ``where`` (rows where it is null stay); returns the snapshot
+    committed, or None when no row matched.
+
+    Args:
+        where: a Spark SQL boolean expression (``"id % 100 = 0"``, functions, casts and
+            subqueries as Spark allows them in a filter), a Spark column, or an icefloe
+            expression; None deletes every row. Spark evaluates it on the rows; the part that
+            converts to an Iceberg filter prunes the files read, and when all of it converts,
+            files whose every row matches are removed without being read.
+    """
+    resolved = resolve_table(table)
+    condition = table_condition(spark, resolved.metadata.schema(), where)
+    row_filter = condition.pushed
+    snapshot, tasks = _plan(resolved, row_filter)
+    whole, rest = _split_whole(tasks) if condition.exact else ([], list(tasks))
+    changed = _live_rows(spark, resolved, rest).filter(_matching(condition))
+    return apply_change(
+        spark,
+        resolved,
+        kind="delete",
+        snapshot=snapshot,
+        tasks=rest,
+        whole=whole,
+        changed=changed,
+        new_rows=None,
+        conflict_filter=row_filter,
+    )
+
+
+def update(
+    spark: SparkSession,
+    table: Table | str,
+    set: Mapping[str, str | Column],
+    where: Expression | str | Column | None = None,
+) -> Snapshot | None:
+    """Set columns of the rows matching ``where`` to Spark SQL expressions of the row
+    (``{"amount": "amount * 2"}``); returns the snapshot, or None when no row matched.
+
+    ``where`` is what :func:`delete` takes."""
+    resolved = resolve_table(table)
+    schema = resolved.metadata.schema()
+    names = {f.name.lower(): f.name for f in schema.fields}
+    unknown = [c for c in set if c.lower() not in names]
+    if unknown:
+        raise ValidationError(f"update sets columns {unknown} that the table does not have")
+    assignments = {names[c.lower()]: (F.expr(e) if isinstance(e, str) else e) for c, e in set.items()}
+    condition = table_condition(spark, schema, where)
+    row_filter = condition.pushed
+    snapshot, tasks = _plan(resolved, row_filter)
+    changed = _live_rows(spark, resolved, tasks).filter(_matching(condition))
+    updated = changed.select(
+        *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
+        FILE_COLUMN,
+    )
+    return apply_change(
+        spark,
+        resolved,
+        kind="update",
+        snapshot=snapshot,
+        tasks=tasks,
+        whole=[],
+        changed=changed,
+        new_rows=updated,
+        conflict_filter=row_filter,
+        new_rows_file_column=FILE_COLUMN,
+    )

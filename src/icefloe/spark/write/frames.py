@@ -1,0 +1,411 @@
+"""``icefloe.spark.write.frames``: Spark tasks write Iceberg data files, the driver commits one snapshot.
+
+Tables Spark's own Parquet writer can write as Iceberg data files are written by it
+(``spark_writer.py``: no hand-over of rows to Python, so Spark's speed). For the others
+(lists, maps, uuid, fixed, bucket partitions, object stores) each Spark task hands its rows
+(as Arrow batches, through ``mapInArrow``) to icefloe's own Parquet writer on the executor,
+which puts field ids on every field, list elements and map keys / values included (Spark's
+own Parquet writer labels only struct fields, and Java Iceberg resolves files by id),
+computes partitions with icefloe's transforms, rolls files at ``write.target-file-size-bytes``,
+sorts by the table's sort order and measures Java's metrics from the footers. A task returns
+its files' descriptions; the driver commits them in one snapshot.
+
+Nothing is left behind by a failed job: a failing task deletes its own files, and the paths of
+every task that finished are gathered in an accumulator (merged on the driver even when the
+job fails later), so the driver deletes them when the job or the commit fails, and deletes the
+files of duplicate task attempts (retries, speculation) that the commit does not use. When the
+job fails, the driver first waits for the tasks Spark is killing to stop, then also deletes
+every file under the data location named with the job's id (a killed task reports nothing).
+"""
+
+from __future__ import annotations
+
+import pickle
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark import AccumulatorParam
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.taskcontext import TaskContext
+
+from icefloe.arrow.schema import to_requested_schema
+from icefloe.errors import ValidationError, ValidationException
+from icefloe.expressions import Expression, always_true
+from icefloe.io import FileIO
+from icefloe.io.locations import DefaultLocationProvider
+from icefloe.scan import plan_files
+from icefloe.spark.jobs import delete_paths, job_group, removed_unless_committed, task_error, wait_for_tasks
+from icefloe.spark.paths import reported_path
+from icefloe.spark.read.frames import FILE_COLUMN, read_tasks
+from icefloe.spark.rows.conditions import table_condition
+from icefloe.spark.tables import resolve_table
+from icefloe.spark.types import to_spark_type
+from icefloe.spark.write.conform import conform_column
+from icefloe.spark.write.distribution import Distribution, distribute, distribution_for
+from icefloe.spark.write.spark_writer import spark_writer_blocker, write_with_spark
+from icefloe.spec import types as it
+from icefloe.spec.manifest import DataFile
+from icefloe.spec.schema import Schema
+from icefloe.spec.snapshots import Snapshot
+from icefloe.spec.table_metadata import TableMetadata
+from icefloe.table.table import Table
+from icefloe.write.parquet import file_name_prefix, write_data_files
+
+__all__ = [
+    "MODES",
+    "OverwriteScope",
+    "PathList",
+    "commit_files",
+    "conform_to_table",
+    "job_files",
+    "overwrite_scope",
+    "write",
+    "write_data_frame",
+    "write_task_files",
+]
+
+#: The write modes: add rows; replace all rows (or those ``where`` matches); replace the
+#: partitions the new rows fall in.
+MODES = ("append", "overwrite", "overwrite-partitions")
+_DESCRIPTION = "file binary"
+
+
+class PathList(AccumulatorParam):  # type: ignore[type-arg]
+    """An accumulator of the paths Spark tasks wrote (merged on the driver as tasks finish,
+    even when the job fails later), for deleting what a failed job left."""
+
+    def zero(self, value: list[str]) -> list[str]:
+        return []
+
+    def addInPlace(self, value1: list[str], value2: list[str]) -> list[str]:
+        value1.extend(value2)
+        return value1
+
+
+def write(
+    df: DataFrame, table: Table | str, mode: str = "append", where: Expression | str | Column | None = None
+) -> Snapshot | None:
+    """Write a DataFrame's rows to a table in one snapshot (returned; None when there were no
+    rows and nothing needed committing).
+
+    Args:
+        df: rows with the table's columns, matched by name (case-insensitively, as Spark
+            does); optional columns may be missing (written as nulls).
+        table: a :class:`Table` (updated to the commit) or an identifier.
+        mode: ``"append"``, ``"overwrite"`` (every row, or the rows ``where`` matches: each
+            data file must match it wholly, as in Java's ``overwriteByRowFilter``) or
+            ``"overwrite-partitions"`` (dynamic: the partitions the new rows fall in).
+        where: the overwrite filter (``mode="overwrite"`` only): a Spark SQL boolean expression,
+            a Spark column or an icefloe expression. When all of it converts to an Iceberg
+            filter, the table's metadata decides which files it replaces; otherwise Spark
+            counts each candidate file's matching rows first.
+
+    Raises:
+        ValidationError: an unknown mode, columns that do not fit the table, a ``where``
+            with another mode.
+        ValidationException: ``where`` matches some but not all rows of a data file (nothing
+            is written).
+        Any error of the Spark job or the commit, after deleting every file the job wrote.
+    """
+    if mode not in MODES:
+        raise ValidationError(f"unknown write mode '{mode}'; expected one of {', '.join(MODES)}")
+    if where is not None and mode != "overwrite":
+        raise ValidationError(f"where= is only for mode='overwrite', not '{mode}'")
+    resolved = resolve_table(table)
+    scope = None if where is None else overwrite_scope(df.sparkSession, resolved, where)
+    files, cleanup = write_data_frame(df, resolved)
+    with removed_unless_committed(lambda: cleanup(committed=())):
+        if not commit_files(resolved, files, mode, where=scope):
+            return None
+    cleanup(committed=[f.file_path for f in files])
+    return resolved.current_snapshot()
+
+
+@dataclass(frozen=True)
+class OverwriteScope:
+    """What an overwrite with a condition replaces.
+
+    Attributes:
+        row_filter: an Iceberg filter equivalent to the condition: the operation removes the
+            files it matches wholly, judged on the metadata at commit time.
+        snapshot, files: otherwise, the data files of ``snapshot`` Spark found to match the
+            condition in every row (removed by name, the commit validated from ``snapshot``).
+        conflict_filter: what the condition implies, for conflict detection.
+    """
+
+    row_filter: Expression | str | None
+    snapshot: Snapshot | None = None
+    files: tuple[DataFile, ...] = ()
+    conflict_filter: Expression | None = None
+
+
+def overwrite_scope(spark: SparkSession, table: Table, where: Expression | str | Column) -> OverwriteScope:
+    """The files an overwrite ``where`` replaces (see :func:`write`).
+
+    Raises:
+        ValidationException: a file where some, but not all, live rows match (as Java's
+            ``overwriteByRowFilter`` refuses it).
+    """
+    metadata = table.metadata
+    schema = metadata.schema()
+    condition = table_condition(spark, schema, where)
+    if condition.exact:
+        return OverwriteScope(row_filter=condition.pushed)
+    snapshot = metadata.current_snapshot()
+    if snapshot is None:
+        return OverwriteScope(row_filter=None, conflict_filter=condition.pushed)
+    tasks = plan_files(table.io(), metadata, snapshot, condition.pushed, schema=schema)
+    rows = read_tasks(
+        spark, metadata, table.io(), tasks, table_schema=schema, projection=schema, keep_file_columns=True
+    )
+    counts = (
+        rows.groupBy(FILE_COLUMN)
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.sum(F.when(F.coalesce(condition.rows, F.lit(False)), 1).otherwise(0)).alias("matching"),
+        )
+        .filter("matching > 0")
+        .collect()
+    )
+    by_path = {reported_path(t.file.file_path): t.file for t in tasks}
+    partial = [by_path[row[FILE_COLUMN]].file_path for row in counts if row["matching"] < row["rows"]]
+    if partial:
+        raise ValidationException(
+            f"Cannot overwrite where {where}: it matches some, but not all, rows of data file "
+            f"{partial[0]}"
+            + (f" (and {len(partial) - 1} more)" if len(partial) > 1 else "")
+            + "; overwrite replaces whole files (use isp.delete and isp.write for row-level changes)"
+        )
+    files = tuple(by_path[row[FILE_COLUMN]] for row in counts)
+    return OverwriteScope(row_filter=None, snapshot=snapshot, files=files, conflict_filter=condition.pushed)
+
+
+def commit_files(
+    table: Table,
+    files: Sequence[DataFile],
+    mode: str,
+    *,
+    where: OverwriteScope | Expression | str | None = None,
+    summary: Mapping[str, str] | None = None,
+    branch: str | None = None,
+) -> bool:
+    """Commit ``files`` in one snapshot of ``mode`` (see :func:`write`); the operation deletes
+    them when the commit surely failed. Shared with the ``icefloe`` data source.
+
+    Args:
+        where: what an overwrite replaces: an :class:`OverwriteScope`, or an Iceberg filter
+            (icefloe's grammar for a string); None: every row.
+        summary: extra snapshot summary properties.
+        branch: the branch to commit to (default ``main``).
+
+    Returns:
+        False when there was nothing to commit: an append or a partition replacement without
+        files (an overwrite without files still removes the rows it replaces).
+    """
+    op: Any
+    if mode == "append":
+        if not files:
+            return False
+        op = table.new_append()
+        for file in files:
+            op = op.append_file(file)
+    elif mode == "overwrite":
+        op = table.new_overwrite()
+        scope = (
+            where if isinstance(where, OverwriteScope) else OverwriteScope(row_filter=where or always_true())
+        )
+        if scope.row_filter is not None:
+            op = op.overwrite_by_row_filter(scope.row_filter)
+        else:
+            # Files Spark judged on `snapshot`: none of them may have changed since, and no
+            # data the condition may match may have arrived (it would escape the overwrite).
+            for removed in scope.files:
+                op = op.delete_file(removed)
+            if scope.snapshot is not None:
+                op = op.validate_from_snapshot(scope.snapshot.snapshot_id)
+            op = op.conflict_detection_filter(scope.conflict_filter or always_true())
+            op = op.validate_no_conflicting_data().validate_no_conflicting_deletes()
+        for file in files:
+            op = op.add_file(file)
+    else:
+        if not files:
+            return False
+        op = table.new_replace_partitions()
+        for file in files:
+            op = op.add_file(file)
+    for key, value in (summary or {}).items():
+        op = op.set(key, value)
+    if branch:
+        op = op.to_branch(branch)
+    op.delete_on_failure([f.file_path for f in files])
+    op.commit()
+    return True
+
+
+def write_data_frame(
+    df: DataFrame,
+    table: Table,
+    *,
+    distribution: Distribution | None = None,
+    file_column: str | None = None,
+) -> tuple[list[DataFile], Any]:
+    """Write ``df`` as data files of ``table`` in Spark tasks; nothing is committed.
+
+    Args:
+        distribution: how rows are clustered over the write tasks first (default: the
+            table's ``write.distribution-mode``, see ``distribution.py``).
+        file_column: a column of ``df`` naming the data file each row came from (a
+            copy-on-write rewrite may cluster by it); not written.
+
+    Returns:
+        the files, and ``cleanup(committed=paths)``: deletes every file the job wrote that
+        is not in ``committed`` (all of them when the commit failed).
+
+    Raises:
+        ValidationError: rows that do not fit the table (naming the column).
+        Any error of the job, after deleting the files its finished tasks wrote.
+    """
+    metadata = table.metadata
+    schema = metadata.schema()
+    if distribution is None:
+        distribution = distribution_for(df.sparkSession, metadata, "write")
+    prepared = conform_to_table(df, schema, keep=file_column)
+    prepared = distribute(prepared, metadata, distribution, file_column=file_column)
+    if file_column is not None:
+        prepared = prepared.drop(file_column)
+    io = table.io()
+    operation_id = str(uuid.uuid4())
+    if spark_writer_blocker(metadata) is None:
+        return write_with_spark(prepared, metadata, io, operation_id)
+    context = df.sparkSession.sparkContext
+    written = context.accumulator([], PathList())
+    task = _writer_task(io, metadata, operation_id, written)
+    group = f"icefloe-write-{operation_id}"
+    try:
+        with job_group(context, group):
+            rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
+    except BaseException as exc:
+        # The job failed; tasks Spark is still killing may finish a file after this point,
+        # and killed tasks never report theirs. Wait for them to stop, then delete what the
+        # accumulator knows and every file named with this job's id.
+        wait_for_tasks(context, group)
+        delete_paths(io, [*written.value, *job_files(io, metadata, operation_id)])
+        typed = task_error(exc)
+        if typed is not None:
+            raise typed from None  # the task's own error, not a worker traceback
+        raise
+    files: list[DataFile] = [f for row in rows for f in pickle.loads(row[0])]
+
+    def cleanup(committed: Sequence[str]) -> None:
+        keep = set(committed)
+        delete_paths(io, [p for p in written.value if p not in keep])
+
+    return files, cleanup
+
+
+def job_files(io: FileIO, metadata: TableMetadata, operation_id: str) -> list[str]:
+    """The files under the table's data location named with ``operation_id`` (best effort:
+    a listing that fails leaves only the accumulator's paths to delete)."""
+    data_location = DefaultLocationProvider.for_table(metadata.location, metadata.properties).data_location
+    try:
+        return [
+            info.location
+            for info in io.list_prefix(data_location)
+            if operation_id in info.location.rsplit("/", 1)[-1]
+        ]
+    except Exception:  # a missing folder, a store that cannot list
+        return []
+
+
+def conform_to_table(df: DataFrame, schema: Schema, keep: str | None = None) -> DataFrame:
+    """The DataFrame's columns in the table's order and Spark types (missing optional columns
+    as nulls; struct fields matched by name, see ``conform.py``), then ``keep`` as it is;
+    uuids stay strings (the executor parses them)."""
+    by_name = {c.lower(): c for c in df.columns if c != keep}
+    wanted = {f.name.lower() for f in schema.fields}
+    extra = [c for c in by_name.values() if c.lower() not in wanted]
+    if extra:
+        raise ValidationError(
+            f"columns {extra} are not in the table schema ({', '.join(f.name for f in schema.fields)})"
+        )
+    columns = []
+    for field in schema.fields:
+        spark_type = to_spark_type(field.field_type, column=field.name, with_ids=False)
+        source = by_name.get(field.name.lower())
+        if source is None:
+            if field.required:
+                raise ValidationError(f"required column '{field.name}' is missing from the DataFrame")
+            columns.append(F.lit(None).cast(spark_type).alias(field.name))
+        else:
+            source_type = df.schema[source].dataType
+            columns.append(
+                conform_column(F.col(f"`{source}`"), source_type, field.field_type, field.name).alias(
+                    field.name
+                )
+            )
+    if keep is not None:
+        columns.append(F.col(keep))
+    return df.select(*columns)
+
+
+def _writer_task(io: FileIO, metadata: TableMetadata, operation_id: str, written: Any) -> Any:
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        files = write_task_files(io, metadata, batches, operation_id=operation_id)
+        written.add([f.file_path for f in files])
+        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], names=["file"])
+
+    return task
+
+
+def write_task_files(
+    io: FileIO, metadata: TableMetadata, batches: Iterable[pa.RecordBatch], *, operation_id: str
+) -> list[DataFile]:
+    """Write one Spark task's rows as data files of the table (on the executor); nothing is
+    committed. Shared by :func:`write` and the ``icefloe`` data source.
+
+    Args:
+        io, metadata: the table's.
+        batches: the task's rows, columns named as the table's (uuids as strings); conformed
+            to the table schema here.
+        operation_id: names the job's files (with the task's partition and attempt ids).
+
+    Raises:
+        ValidationError: rows that do not fit the table (naming the column); the files this
+            call created are deleted first.
+    """
+    schema = metadata.schema()
+    uuid_columns = [f.name for f in schema.fields if isinstance(f.field_type, it.UUIDType)]
+    context = TaskContext.get()
+    partition_id = context.partitionId() if context else 0
+    attempt = context.taskAttemptId() if context else 0
+
+    def conformed() -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield to_requested_schema(_parse_uuids(batch, uuid_columns), schema)
+
+    return write_data_files(
+        io,
+        table_location=metadata.location,
+        properties=metadata.properties,
+        schema=schema,
+        spec=metadata.spec(),
+        data=conformed(),
+        sort_order=metadata.sort_order(),
+        file_name_prefix=file_name_prefix(partition_id, attempt, operation_id),
+    )
+
+
+def _parse_uuids(batch: pa.RecordBatch, columns: Sequence[str]) -> pa.RecordBatch:
+    if not columns:
+        return batch
+    arrays = list(batch.columns)
+    for name in columns:
+        index = batch.schema.get_field_index(name)
+        values = batch.column(index).to_pylist()
+        arrays[index] = pa.array([None if v is None else uuid.UUID(v).bytes for v in values], pa.binary(16))
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)

@@ -1,0 +1,73 @@
+"""The row-level conveniences shared by ``Table`` (which commits) and ``Transaction`` (which
+stages): ``delete``, ``overwrite``, ``replace_partitions`` and ``upsert``. The work is in
+``table/rows/row_changes.py``; this mixin only gives both classes the same methods."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from icefloe.expressions import Expression
+from icefloe.spec.snapshots import Snapshot
+from icefloe.table.rows.row_changes import (
+    RowChangeTarget,
+    UpsertResult,
+    delete_rows,
+    overwrite_rows,
+    replace_partitions_with,
+    upsert_rows,
+)
+
+__all__ = ["RowConveniences"]
+
+
+class RowConveniences:
+    """Mixed into Table and Transaction (both are a ``RowChangeTarget``)."""
+
+    def delete(
+        self: RowChangeTarget,
+        where: Expression | str,
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> Snapshot | None:
+        """Delete the rows matching ``where``: merge-on-read (position deletes in v2, deletion
+        vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
+        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched)."""
+        return delete_rows(
+            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )
+
+    def overwrite(
+        self: RowChangeTarget,
+        data: Any,
+        where: Expression | str | None = None,
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> Snapshot | None:
+        """Replace the rows matching ``where`` (all rows when None) by ``data``, in one
+        ``overwrite`` snapshot."""
+        return overwrite_rows(
+            self, data, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )
+
+    def replace_partitions(
+        self: RowChangeTarget, data: Any, *, snapshot_properties: dict[str, str] | None = None
+    ) -> Snapshot | None:
+        """Write ``data`` and replace every partition it touches (dynamic overwrite)."""
+        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties)
+
+    def upsert(
+        self: RowChangeTarget,
+        data: Any,
+        on: Sequence[str],
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> UpsertResult:
+        """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
+        in one snapshot per ``write.merge.mode``."""
+        return upsert_rows(
+            self, data, on, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+        )

@@ -1,0 +1,597 @@
+"""Row-level conveniences: ``table.delete(where)``, ``table.overwrite(data, where)``,
+``table.replace_partitions(data)`` and ``table.upsert(data, on=[...])``.
+
+Each reads the table at one snapshot, finds the rows it changes, writes files and commits one
+snapshot through an operation whose validations protect it against concurrent commits:
+
+- **which rows**: a task whose residual is always-true (its partition decides the filter) is
+  removed whole without reading it; otherwise its live rows are read with their positions
+  (``_pos``) and matched (the filter, or a join on the upsert keys). A file all of whose live
+  rows match is removed whole too.
+- **how** (``write.delete.mode`` / ``write.update.mode`` / ``write.merge.mode``):
+  ``copy-on-write`` (Java's default) rewrites each partly matching file without the matched
+  rows and commits an ``overwrite`` (``new_overwrite()``); ``merge-on-read`` writes position
+  deletes (v2) or deletion vectors (v3, merged with the deletes the file already has, which
+  the commit removes) and commits a row delta (``new_row_delta()``).
+- **isolation** (``write.delete.isolation-level`` and friends: ``serializable``, the default,
+  or ``snapshot``): both fail the commit when a concurrent commit removed or deleted rows of
+  the files read; ``serializable`` also when one added data that the filter matches.
+
+If the commit definitely fails, every file written is deleted; an unknown outcome keeps them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icefloe.arrow.reader import ROW_POSITION_ID
+from icefloe.arrow.row_filter import to_arrow_expression
+from icefloe.arrow.schema import schema_to_arrow, to_requested_schema
+from icefloe.errors import ValidationError
+from icefloe.expressions import (
+    AlwaysTrue,
+    Expression,
+    always_true,
+    and_,
+    bind,
+    greater_than_or_equal,
+    is_in,
+    less_than_or_equal,
+    not_null,
+    parse,
+    referenced_field_ids,
+)
+from icefloe.io import FileIO
+from icefloe.scan import FileScanTask, PositionDeletes, plan_files, read_batches
+from icefloe.spec.manifest import DataFile, DeleteFile, FileContent
+from icefloe.spec.properties import isolation_level_property, row_level_mode_property
+from icefloe.spec.schema import Schema
+from icefloe.spec.snapshots import Snapshot
+from icefloe.spec.table_metadata import TableMetadata
+from icefloe.spec.types import LongType, NestedField
+from icefloe.table.rows.append_data import to_arrow_input, write_files
+from icefloe.write import write_data_files
+from icefloe.write.deletes import write_position_deletes_for
+from icefloe.write.deletion_vectors import write_deletion_vectors
+
+if TYPE_CHECKING:
+    from icefloe.table.snapshots.overwrite import OverwriteFiles
+    from icefloe.table.snapshots.replace_partitions import ReplacePartitions
+    from icefloe.table.snapshots.row_delta import RowDelta
+
+__all__ = [
+    "COPY_ON_WRITE",
+    "MERGE_ON_READ",
+    "RowChangeTarget",
+    "UpsertResult",
+    "delete_rows",
+    "overwrite_rows",
+    "replace_partitions_with",
+    "upsert_rows",
+]
+
+COPY_ON_WRITE = "copy-on-write"
+MERGE_ON_READ = "merge-on-read"
+SERIALIZABLE = "serializable"
+SNAPSHOT = "snapshot"
+_POS = NestedField(ROW_POSITION_ID, "_pos", LongType(), required=True)
+
+
+class RowChangeTarget(Protocol):
+    """A Table or a Transaction."""
+
+    @property
+    def metadata(self) -> TableMetadata: ...
+
+    def io(self) -> FileIO: ...
+
+    def new_overwrite(self) -> OverwriteFiles: ...
+
+    def new_row_delta(self) -> RowDelta: ...
+
+    def new_replace_partitions(self) -> ReplacePartitions: ...
+
+
+def _choice(properties: Mapping[str, str], name: str, allowed: tuple[str, str], default: str) -> str:
+    value = properties.get(name, default).strip().lower()
+    if value not in allowed:
+        raise ValidationError(f"table property {name} must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def _mode(metadata: TableMetadata, kind: str) -> str:
+    return _choice(
+        metadata.properties, row_level_mode_property(kind), (COPY_ON_WRITE, MERGE_ON_READ), COPY_ON_WRITE
+    )
+
+
+def _isolation(metadata: TableMetadata, kind: str) -> str:
+    return _choice(
+        metadata.properties, isolation_level_property(kind), (SERIALIZABLE, SNAPSHOT), SERIALIZABLE
+    )
+
+
+def _expression(where: Expression | str | None) -> Expression:
+    if where is None:
+        return always_true()
+    return parse(where) if isinstance(where, str) else where
+
+
+# ---- finding the rows -------------------------------------------------------------------------
+
+#: Given the live rows of one file (with ``_pos``), the positions of the rows that change.
+Matcher = Callable[[pa.Table], np.ndarray]
+
+
+@dataclass
+class _Found:
+    """The rows a change touches, at the snapshot it read."""
+
+    snapshot: Snapshot | None
+    whole: list[DataFile] = field(default_factory=list)  # every live row matches
+    partial: list[tuple[FileScanTask, np.ndarray]] = field(default_factory=list)  # (task, positions)
+    matched_rows: int = 0
+
+    @property
+    def touched(self) -> bool:
+        return bool(self.whole or self.partial)
+
+
+def _with_positions(schema: Schema, field_ids: Sequence[int] | None) -> Schema:
+    """The table schema (or the top-level columns holding ``field_ids``) plus ``_pos``."""
+    if field_ids is None:
+        fields = list(schema.fields)
+    else:
+        wanted = set(field_ids)
+        fields = [f for f in schema.fields if any(i in wanted for i in _ids_under(schema, f.field_id))]
+    return Schema(*fields, _POS, schema_id=schema.schema_id)
+
+
+def _ids_under(schema: Schema, field_id: int) -> set[int]:
+    column = schema.find_column_name(field_id)
+    assert column is not None
+    return set(schema.select(column).id_to_name())
+
+
+def _find(
+    target: RowChangeTarget,
+    row_filter: Expression,
+    matcher: Matcher | None,
+    *,
+    read_ids: Sequence[int] | None,
+    case_sensitive: bool,
+) -> _Found:
+    """The files and positions of the rows ``row_filter`` (and ``matcher``, when given)
+    selects in the current snapshot. Without a matcher, a task whose residual is always-true
+    is taken whole unread."""
+    metadata = target.metadata
+    snapshot = metadata.current_snapshot()
+    found = _Found(snapshot)
+    if snapshot is None:
+        return found
+    io = target.io()
+    schema = metadata.schema()
+    tasks = plan_files(io, metadata, snapshot, row_filter, schema=schema, case_sensitive=case_sensitive)
+    deletes = PositionDeletes(io, metadata)
+    read_schema = _with_positions(schema, read_ids)
+    for task in tasks:
+        has_equality = any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes)
+        if matcher is None and isinstance(task.residual, AlwaysTrue) and not task.deletes:
+            found.whole.append(task.file)
+            found.matched_rows += task.file.record_count
+            continue
+        live = _read_live(io, metadata, task, read_schema, deletes, case_sensitive)
+        if matcher is None:
+            bound = bind(read_schema, task.residual, case_sensitive=case_sensitive)
+            selected = live.filter(to_arrow_expression(bound, read_schema))
+            positions = np.asarray(selected.column("_pos").to_numpy(), dtype=np.int64)
+        else:
+            positions = matcher(live)
+        if positions.size == 0:
+            continue
+        found.matched_rows += int(positions.size)
+        if positions.size == live.num_rows and not has_equality:
+            found.whole.append(task.file)
+        else:
+            found.partial.append((task, np.unique(positions)))
+    return found
+
+
+def _read_live(
+    io: FileIO,
+    metadata: TableMetadata,
+    task: FileScanTask,
+    read_schema: Schema,
+    deletes: PositionDeletes,
+    case_sensitive: bool,
+) -> pa.Table:
+    """Every row of the task's file that no delete removes, with ``_pos``."""
+    whole = dataclasses.replace(task, residual=always_true(), start=0, length=task.file.file_size_in_bytes)
+    batches = list(
+        read_batches(io, metadata, [whole], read_schema, case_sensitive=case_sensitive, deletes=deletes)
+    )
+    return pa.Table.from_batches(batches, schema=schema_to_arrow(read_schema))
+
+
+# ---- writing the change -----------------------------------------------------------------------
+
+
+@dataclass
+class _Written:
+    data: list[DataFile] = field(default_factory=list)
+    deletes: list[DeleteFile] = field(default_factory=list)
+    replaced_deletes: list[DeleteFile] = field(default_factory=list)  # merged into new vectors
+
+    def paths(self) -> list[str]:
+        return [f.file_path for f in self.data] + [f.file_path for f in self.deletes]
+
+
+def _write_deletes(target: RowChangeTarget, found: _Found, written: _Written) -> None:
+    """Merge-on-read: position deletes (v2) or deletion vectors (v3) for the partial files."""
+    if not found.partial:
+        return
+    metadata = target.metadata
+    io = target.io()
+    if metadata.format_version >= 3:
+        existing = PositionDeletes(io, metadata)
+        vectors: list[tuple[DataFile, np.ndarray]] = []
+        for task, positions in found.partial:
+            old = existing.for_task(task)
+            merged = positions if old is None else np.union1d(positions, old)
+            vectors.append((task.file, merged))
+            # The old vector, and position delete files of this data file alone, are merged
+            # into the new vector: at most one vector per data file.
+            written.replaced_deletes.extend(
+                d
+                for d in task.deletes
+                if d.content == FileContent.POSITION_DELETES
+                and (d.is_deletion_vector or d.referenced_data_file == task.file.file_path)
+            )
+        written.deletes.extend(
+            write_deletion_vectors(
+                io, table_location=metadata.location, properties=metadata.properties, deletes=vectors
+            )
+        )
+        return
+    written.deletes.extend(
+        write_position_deletes_for(
+            io,
+            table_location=metadata.location,
+            properties=metadata.properties,
+            schema=metadata.schema(),
+            specs=metadata.specs_by_id(),
+            deletes=[(task.file, positions) for task, positions in found.partial],
+            sort_order=metadata.sort_order(),
+        )
+    )
+
+
+def _rewrite_remainders(target: RowChangeTarget, found: _Found, written: _Written) -> None:
+    """Copy-on-write: each partial file's other live rows, in new data files."""
+    metadata = target.metadata
+    io = target.io()
+    schema = metadata.schema()
+    read_schema = _with_positions(schema, None)
+    deletes = PositionDeletes(io, metadata)
+    for task, positions in found.partial:
+        live = _read_live(io, metadata, task, read_schema, deletes, True)
+        keep = pc.invert(pc.is_in(live.column("_pos"), value_set=pa.array(positions, pa.int64())))
+        remainder = live.filter(keep).drop_columns(["_pos"])
+        if remainder.num_rows:
+            written.data.extend(
+                write_data_files(
+                    io,
+                    table_location=metadata.location,
+                    properties=metadata.properties,
+                    schema=schema,
+                    spec=metadata.spec(),
+                    data=remainder,
+                    sort_order=metadata.sort_order(),
+                )
+            )
+
+
+def _commit(
+    target: RowChangeTarget,
+    found: _Found,
+    written: _Written,
+    *,
+    mode: str,
+    isolation: str,
+    conflict_filter: Expression,
+    new_rows: Sequence[DataFile] = (),
+    snapshot_properties: Mapping[str, str] | None = None,
+) -> Snapshot | None:
+    """Commit the change as one snapshot (an overwrite or a row delta, per ``mode``)."""
+    io = target.io()
+    owned = written.paths() + [f.file_path for f in new_rows]
+    try:
+        operation: Any
+        if mode == MERGE_ON_READ:
+            delta = target.new_row_delta()
+            for file in found.whole:
+                delta.remove_rows(file)
+            for delete in written.deletes:
+                delta.add_deletes(delete)
+            for old in written.replaced_deletes:
+                delta.remove_deletes(old)
+            for file in new_rows:
+                delta.add_rows(file)
+            delta.conflict_detection_filter(conflict_filter)
+            delta.validate_data_files_exist([task.file.file_path for task, _ in found.partial])
+            delta.validate_deleted_files().validate_no_conflicting_delete_files()
+            if isolation == SERIALIZABLE:
+                delta.validate_no_conflicting_data_files()
+            operation = delta
+        else:
+            overwrite = target.new_overwrite()
+            for file in found.whole:
+                overwrite.delete_file(file)
+            for task, _ in found.partial:
+                overwrite.delete_file(task.file)
+            for file in [*written.data, *new_rows]:
+                overwrite.add_file(file)
+            overwrite.conflict_detection_filter(conflict_filter).validate_no_conflicting_deletes()
+            if isolation == SERIALIZABLE:
+                overwrite.validate_no_conflicting_data()
+            operation = overwrite
+        if found.snapshot is not None:
+            operation.validate_from_snapshot(found.snapshot.snapshot_id)
+        operation.delete_on_failure(owned)
+        for key, value in (snapshot_properties or {}).items():
+            operation.set(key, value)
+    except Exception:
+        io.delete_quietly(owned)
+        raise
+    operation.commit()
+    return target.metadata.snapshot_by_id(operation.snapshot_id)
+
+
+# ---- the conveniences ---------------------------------------------------------------------------
+
+
+def delete_rows(
+    target: RowChangeTarget,
+    where: Expression | str,
+    *,
+    case_sensitive: bool = True,
+    snapshot_properties: Mapping[str, str] | None = None,
+) -> Snapshot | None:
+    """Delete the rows matching ``where`` (rows where it is null stay); returns the snapshot,
+    or None when no row matched (nothing is committed)."""
+    row_filter = _expression(where)
+    metadata = target.metadata
+    mode, isolation = _mode(metadata, "delete"), _isolation(metadata, "delete")
+    bound = bind(metadata.schema(), row_filter, case_sensitive=case_sensitive)
+    found = _find(
+        target,
+        row_filter,
+        None,
+        read_ids=sorted(referenced_field_ids(bound)),
+        case_sensitive=case_sensitive,
+    )
+    if not found.touched:
+        return None
+    written = _Written()
+    try:
+        if mode == MERGE_ON_READ:
+            _write_deletes(target, found, written)
+        else:
+            _rewrite_remainders(target, found, written)
+    except Exception:
+        target.io().delete_quietly(written.paths())
+        raise
+    return _commit(
+        target,
+        found,
+        written,
+        mode=mode,
+        isolation=isolation,
+        conflict_filter=row_filter,
+        snapshot_properties=snapshot_properties,
+    )
+
+
+def overwrite_rows(
+    target: RowChangeTarget,
+    data: Any,
+    where: Expression | str | None = None,
+    *,
+    case_sensitive: bool = True,
+    snapshot_properties: Mapping[str, str] | None = None,
+) -> Snapshot | None:
+    """Replace the rows matching ``where`` (every row when None) by ``data``, in one
+    ``overwrite`` snapshot: files whose rows all match are removed, files that match in part
+    are rewritten without the matching rows (copy-on-write)."""
+    row_filter = _expression(where)
+    metadata = target.metadata
+    isolation = _isolation(metadata, "update")
+    bound = bind(metadata.schema(), row_filter, case_sensitive=case_sensitive)
+    found = _find(
+        target, row_filter, None, read_ids=sorted(referenced_field_ids(bound)), case_sensitive=case_sensitive
+    )
+    written = _Written()
+    new_rows: list[DataFile] = []
+    try:
+        _rewrite_remainders(target, found, written)
+        new_rows = write_files(target, data)  # type: ignore[arg-type]
+    except Exception:
+        target.io().delete_quietly(written.paths() + [f.file_path for f in new_rows])
+        raise
+    if not found.touched and not new_rows:
+        return None
+    return _commit(
+        target,
+        found,
+        written,
+        mode=COPY_ON_WRITE,
+        isolation=isolation,
+        conflict_filter=row_filter,
+        new_rows=new_rows,
+        snapshot_properties=snapshot_properties,
+    )
+
+
+def replace_partitions_with(
+    target: RowChangeTarget, data: Any, *, snapshot_properties: Mapping[str, str] | None = None
+) -> Snapshot | None:
+    """Write ``data`` and replace every partition it touches (a dynamic partition overwrite)."""
+    files = write_files(target, data)  # type: ignore[arg-type]
+    if not files:
+        return None
+    snapshot = target.metadata.current_snapshot()
+    try:
+        replace = target.new_replace_partitions()
+        replace.delete_on_failure(f.file_path for f in files)
+        for file in files:
+            replace.add_file(file)
+        if snapshot is not None:
+            replace.validate_from_snapshot(snapshot.snapshot_id)
+        replace.validate_no_conflicting_data().validate_no_conflicting_deletes()
+        for key, value in (snapshot_properties or {}).items():
+            replace.set(key, value)
+    except Exception:
+        target.io().delete_quietly([f.file_path for f in files])
+        raise
+    replace.commit()
+    return target.metadata.snapshot_by_id(replace.snapshot_id)
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertResult:
+    """What ``upsert`` did: rows updated (matched a key) and inserted, and the snapshot."""
+
+    rows_updated: int
+    rows_inserted: int
+    snapshot: Snapshot | None
+
+
+def upsert_rows(
+    target: RowChangeTarget,
+    data: Any,
+    on: Sequence[str],
+    *,
+    case_sensitive: bool = True,
+    snapshot_properties: Mapping[str, str] | None = None,
+) -> UpsertResult:
+    """Insert the rows of ``data`` whose ``on`` key is new, and replace the table's rows whose
+    key matches a row of ``data`` (MERGE ... WHEN MATCHED UPDATE / WHEN NOT MATCHED INSERT),
+    in one snapshot per ``write.merge.mode``. A null key never matches.
+
+    Raises:
+        ValidationError: no key columns, an unknown key column, a key appearing twice in
+            ``data``, or a key matching more than one row of the table.
+    """
+    if not on:
+        raise ValidationError("upsert needs the key columns: on=[...]")
+    metadata = target.metadata
+    schema = metadata.schema()
+    keys = []
+    for name in on:
+        found_field = schema.find_field(name, case_sensitive=case_sensitive)
+        if found_field is None or schema.find_column_name(found_field.field_id) is None:
+            raise ValidationError(f"upsert key column {name!r} is not a column of the table")
+        keys.append(schema.find_column_name(found_field.field_id) or name)
+    arrow = to_arrow_input(data)
+    source = arrow.read_all() if isinstance(arrow, pa.RecordBatchReader) else arrow
+    source = to_requested_schema(source, schema)
+    if source.num_rows == 0:
+        return UpsertResult(0, 0, None)
+    key_table = source.select(keys)
+    non_null = key_table.filter(_no_null_keys(key_table, keys))
+    counts = non_null.group_by(keys).aggregate([([], "count_all")])
+    if counts.num_rows != non_null.num_rows:
+        duplicate = counts.filter(pc.greater(counts.column("count_all"), 1)).slice(0, 1).to_pylist()[0]
+        duplicate.pop("count_all", None)
+        raise ValidationError(f"upsert data holds the key {duplicate} more than once")
+
+    def matcher(live: pa.Table) -> np.ndarray:
+        joined = live.select([*keys, "_pos"]).join(non_null, keys=keys, join_type="left semi")
+        return np.asarray(joined.column("_pos").to_numpy(), dtype=np.int64)
+
+    mode, isolation = _mode(metadata, "merge"), _isolation(metadata, "merge")
+    key_filter = _key_filter(non_null, keys)
+    found = _find(
+        target,
+        key_filter,
+        matcher,
+        read_ids=[schema.find_field(k).field_id for k in keys],  # type: ignore[union-attr]
+        case_sensitive=True,
+    )
+    written = _Written()
+    new_rows: list[DataFile] = []
+    try:
+        if mode == MERGE_ON_READ:
+            _write_deletes(target, found, written)
+        else:
+            _rewrite_remainders(target, found, written)
+        new_rows = write_files(target, source)  # type: ignore[arg-type]
+    except Exception:
+        target.io().delete_quietly(written.paths() + [f.file_path for f in new_rows])
+        raise
+    matched = found.matched_rows
+    if matched > non_null.num_rows:
+        target.io().delete_quietly(written.paths() + [f.file_path for f in new_rows])
+        raise ValidationError(
+            f"upsert: {matched} rows of the table match the {non_null.num_rows} keys of the data; "
+            "a key must match at most one row"
+        )
+    snapshot = _commit(
+        target,
+        found,
+        written,
+        mode=mode,
+        isolation=isolation,
+        conflict_filter=key_filter,
+        new_rows=new_rows,
+        snapshot_properties=snapshot_properties,
+    )
+    return UpsertResult(matched, source.num_rows - matched, snapshot)
+
+
+def _no_null_keys(keys_table: pa.Table, keys: Sequence[str]) -> pa.Array:
+    mask = pc.is_valid(keys_table.column(keys[0]))
+    for name in keys[1:]:
+        mask = pc.and_(mask, pc.is_valid(keys_table.column(name)))
+    return mask
+
+
+#: Keys listed one by one in the upsert's filter up to this many; more are pruned by range.
+_IN_LIMIT = 1000
+
+
+def _key_filter(keys_table: pa.Table, keys: Sequence[str]) -> Expression:
+    """A filter selecting the rows that may match the keys: an IN list per key column (or
+    its min..max range for many keys), for planning to prune files and for conflict checks."""
+    result: Expression = always_true()
+    for name in keys:
+        column = keys_table.column(name)
+        values = pc.unique(column).to_pylist()
+        if not values:
+            continue
+        if len(values) <= _IN_LIMIT:
+            result = and_(result, is_in(name, values))
+        else:
+            low, high = pc.min(column).as_py(), pc.max(column).as_py()
+            result = and_(result, greater_than_or_equal(name, low), less_than_or_equal(name, high))
+        result = and_(result, not_null(name))
+    return result
+
+
+# ---- for engines that find the rows themselves (icefloe.spark) -----------------------------------
+# The Spark row-level changes find the matching rows and write new rows in Spark tasks, then
+# hand over here: the same delete files, deletion-vector merging, commit and validations as
+# the conveniences above.
+FoundRows = _Found
+WrittenFiles = _Written
+write_change_deletes = _write_deletes
+commit_row_change = _commit
+change_mode = _mode
+change_isolation = _isolation
