@@ -249,3 +249,44 @@ class SnapshotNotAncestorError(ValidationError):
 
 
 __all__ += ["SnapshotNotAncestorError"]
+
+
+class EncryptionError(IcefloeError):
+    """Base of the errors of table encryption. Nothing is ever read as plaintext instead.
+
+    Attributes:
+        location: the file concerned, when known.
+    """
+
+    def __init__(self, message: str, *, location: str | None = None):
+        self.location = location
+        super().__init__(message if location is None or location in message else f"{message} ({location})")
+
+
+class DecryptionError(EncryptionError):
+    """An encrypted file does not authenticate: a wrong key, tampered or swapped content (AES-GCM
+    cannot tell these apart), or a file that is not the encrypted file its metadata names."""
+
+
+class TruncatedFileError(DecryptionError):
+    """An encrypted file's stored length is not the length its key metadata (or its manifest
+    entry) records: it was truncated or extended."""
+
+
+class KeyManagementError(EncryptionError):
+    """A key could not be wrapped or unwrapped: no key management client is configured, the KMS
+    failed, or a wrapped key does not open with its master key (wrong or changed master key)."""
+
+
+class MissingKeyError(KeyManagementError, NotFoundError):
+    """A key the table needs is not there: the master key is not in the KMS (or the local keys
+    file), or the key id a snapshot names is not in the table's ``encryption-keys``."""
+
+
+__all__ += [
+    "DecryptionError",
+    "EncryptionError",
+    "KeyManagementError",
+    "MissingKeyError",
+    "TruncatedFileError",
+]

@@ -91,7 +91,9 @@ def test_location_provider_and_encryption(catalog: Catalog) -> None:
     some_file = table.io().new_input(table.metadata_location)  # type: ignore[arg-type]
     assert encryption.decrypt(some_file) is some_file
     out = table.io().new_output(f"{table.location()}/scratch.bin")
-    assert encryption.encrypt(out) is out
+    encrypted = encryption.encrypt(out)
+    assert encrypted.encrypting_output_file is out
+    assert encrypted.key_metadata is None
 
 
 def test_snapshot_accessors_after_appends(catalog: Catalog, format_version: int) -> None:

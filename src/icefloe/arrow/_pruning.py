@@ -121,16 +121,33 @@ def same_names(file_fields: Sequence[pa.Field], target: StructType, *, valued: C
 
 
 def prune_row_groups(
-    source: Any, file_schema: pa.Schema, projected: Schema, row_filter: pc.Expression
+    source: Any,
+    file_schema: pa.Schema,
+    projected: Schema,
+    row_filter: pc.Expression,
+    *,
+    decryption_properties: Any = None,
 ) -> list[int] | None:
-    """Row groups whose statistics may match ``row_filter``, or None when pruning is not possible."""
+    """Row groups whose statistics may match ``row_filter``, or None when pruning is not possible.
+
+    ``decryption_properties`` opens an encrypted file (``pyarrow.parquet.FileDecryptionProperties``).
+    """
     dataset_fields = list(file_schema)
     names = {f.name for f in dataset_fields}
     for f in schema_to_arrow(projected):
         if f.name not in names:
             dataset_fields.append(f)
     try:
-        fragment = ds.ParquetFileFormat().make_fragment(source)
+        file_format = (
+            ds.ParquetFileFormat()
+            if decryption_properties is None
+            else ds.ParquetFileFormat(
+                default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+                    decryption_properties=decryption_properties
+                )
+            )
+        )
+        fragment = file_format.make_fragment(source)
         pieces = fragment.split_by_row_group(row_filter, schema=pa.schema(dataset_fields))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError):
         # the filter does not bind to the file's columns (e.g. a type that differs): no pruning

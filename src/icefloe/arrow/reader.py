@@ -35,7 +35,8 @@ from icefloe.arrow._positions import as_positions, deleted_mask, fully_deleted, 
 from icefloe.arrow._project import ReadRules, project_columns
 from icefloe.arrow._pruning import column_paths, prune_row_groups, same_names
 from icefloe.arrow._types import apply_name_mapping, field_id_of, schema_to_arrow
-from icefloe.errors import InvalidDataFileError
+from icefloe.arrow.encryption import decryption_error, is_decryption_failure, read_options
+from icefloe.errors import DecryptionError, InvalidDataFileError
 from icefloe.spec.name_mapping import NameMapping, create_mapping_from_schema
 from icefloe.spec.schema import Schema
 from icefloe.spec.types import (
@@ -52,6 +53,7 @@ __all__ = [
     "ROW_ID_ID",
     "ROW_POSITION_ID",
     "ArrowFileSource",
+    "read_file_schema",
     "read_parquet",
     "read_position_deletes",
     "row_groups_in_range",
@@ -101,7 +103,11 @@ def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
     )
 
 
-def _file_error(path: str, error: BaseException, what: str = "data file") -> InvalidDataFileError:
+def _file_error(
+    path: str, error: BaseException, what: str = "data file", *, encrypted: bool = False
+) -> InvalidDataFileError | DecryptionError:
+    if encrypted and is_decryption_failure(error):
+        return decryption_error(path, error, what)
     if isinstance(error, FileNotFoundError):
         return InvalidDataFileError(f"{what} does not exist: {path}", location=path)
     return InvalidDataFileError(f"cannot read {what} {path}: {error}", location=path)
@@ -171,6 +177,7 @@ def read_parquet(
     data_sequence_number: int | None = None,
     use_threads: bool = True,
     byte_range: tuple[int, int] | None = None,
+    key_metadata: bytes | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of one Parquet file, projected to ``projected`` by field id.
 
@@ -228,6 +235,7 @@ def read_parquet(
         lineage=(first_row_id, data_sequence_number),
         use_threads=use_threads,
         byte_range=byte_range,
+        key_metadata=key_metadata,
     )
 
 
@@ -255,27 +263,50 @@ def row_groups_in_range(metadata: pq.FileMetaData, start: int, length: int) -> l
     return selected
 
 
-def split_row_ranges(fs: Any, path: str, start: int, length: int) -> list[tuple[int, int]]:
+def split_row_ranges(
+    fs: Any, path: str, start: int, length: int, *, key_metadata: bytes | None = None
+) -> list[tuple[int, int]]:
     """``(first position, row count)`` of each row group a split reads (see ``byte_range``).
 
     Raises:
         InvalidDataFileError: the file is missing or not Parquet.
+        DecryptionError: an encrypted file (``key_metadata``) does not decrypt.
     """
+    encrypted = key_metadata is not None
     try:
         source, _ = _open(fs, path)
     except _READ_ERRORS as e:
-        raise _file_error(path, e) from e
+        raise _file_error(path, e, encrypted=encrypted) from e
     with source:
         try:
-            metadata = pq.ParquetFile(source).metadata
+            metadata = pq.ParquetFile(source, **read_options(key_metadata, path)).metadata
         except _READ_ERRORS as e:
-            raise _file_error(path, e) from e
+            raise _file_error(path, e, encrypted=encrypted) from e
         groups = row_groups_in_range(metadata, start, length)
         found = segments(metadata, groups)
         return [
             (int(file_start), metadata.row_group(g).num_rows)
             for g, file_start in zip(groups, found.file_starts)
         ]
+
+
+def read_file_schema(fs: Any, path: str, *, key_metadata: bytes | None = None) -> pa.Schema:
+    """The Arrow schema of a Parquet file's footer (field ids in the field metadata).
+
+    Raises:
+        InvalidDataFileError: the file is missing or not Parquet.
+        DecryptionError: an encrypted file (``key_metadata``) does not decrypt.
+    """
+    encrypted = key_metadata is not None
+    try:
+        source, _ = _open(fs, path)
+    except _READ_ERRORS as e:
+        raise _file_error(path, e, "file", encrypted=encrypted) from e
+    with source:
+        try:
+            return pq.ParquetFile(source, **read_options(key_metadata, path)).schema_arrow
+        except _READ_ERRORS as e:
+            raise _file_error(path, e, "file", encrypted=encrypted) from e
 
 
 def _read(
@@ -293,18 +324,21 @@ def _read(
     use_threads: bool,
     what: str = "data file",
     byte_range: tuple[int, int] | None = None,
+    key_metadata: bytes | None = None,
 ) -> Iterator[pa.RecordBatch]:
+    encrypted = key_metadata is not None
+    decryption = read_options(key_metadata, path)
     try:
         source, remote = _open(fs, path)
     except _READ_ERRORS as e:
-        raise _file_error(path, e, what) from e
+        raise _file_error(path, e, what, encrypted=encrypted) from e
     with source:
         try:
-            parquet_file = pq.ParquetFile(source, pre_buffer=remote)
+            parquet_file = pq.ParquetFile(source, pre_buffer=remote, **decryption)
             metadata = parquet_file.metadata
             raw_schema = parquet_file.schema_arrow
         except _READ_ERRORS as e:
-            raise _file_error(path, e, what) from e
+            raise _file_error(path, e, what, encrypted=encrypted) from e
         file_schema, mapping = _file_schema_with_ids(raw_schema, name_mapping, file_schema_hint, path)
         target_schema = schema_to_arrow(projected)
         target_struct = projected.as_struct()
@@ -321,7 +355,7 @@ def _read(
             if not row_groups:
                 return
         if row_filter is not None and same_names(list(file_schema), target_struct, valued=valued):
-            pruned = prune_row_groups(source, file_schema, projected, row_filter)
+            pruned = prune_row_groups(source, file_schema, projected, row_filter, **decryption)
             if pruned is not None:
                 in_range = set(row_groups)
                 row_groups = [g for g in pruned if g in in_range]
@@ -354,7 +388,7 @@ def _read(
                 batch_size=batch_size, row_groups=row_groups, columns=columns, use_threads=use_threads
             )
         except _READ_ERRORS as e:
-            raise _file_error(path, e, what) from e
+            raise _file_error(path, e, what, encrypted=encrypted) from e
         stream_start = 0
         batch_schema_source: pa.Schema | None = None
         batch_schema_mapped: pa.Schema | None = None
@@ -364,7 +398,7 @@ def _read(
             except StopIteration:
                 break
             except _READ_ERRORS as e:
-                raise _file_error(path, e) from e
+                raise _file_error(path, e, encrypted=encrypted) from e
             count = batch.num_rows
             positions = row_segments.positions(stream_start, count) if needs_positions else None
             stream_start += count
@@ -412,7 +446,7 @@ def _read(
 
 
 def read_position_deletes(
-    fs: Any, path: str, *, data_files: Collection[str] | None = None
+    fs: Any, path: str, *, data_files: Collection[str] | None = None, key_metadata: bytes | None = None
 ) -> dict[str, np.ndarray]:
     """The deleted positions in a v2 position-delete file, by data file path.
 
@@ -424,6 +458,7 @@ def read_position_deletes(
         path: the delete file.
         data_files: only return positions for these data files (row groups whose
             ``file_path`` statistics exclude all of them are skipped).
+        key_metadata: the delete file's ``key_metadata`` (None: plaintext).
 
     Returns:
         for each data file, its deleted positions as a sorted, unique int64 numpy array.
@@ -453,6 +488,7 @@ def read_position_deletes(
             lineage=(None, None),
             use_threads=True,
             what="delete file",
+            key_metadata=key_metadata,
         )
     )
     table = pa.Table.from_batches(batches, schema=schema_to_arrow(schema))

@@ -50,6 +50,13 @@ from icefloe.errors import (
     ValidationException,
 )
 from icefloe.io import FileIO, load_file_io, metadata_location, split_scheme, strip_trailing_slash
+from icefloe.io.encryption import (
+    EncryptingFileIO,
+    KeyManagementClient,
+    StandardEncryptionManager,
+    create_encryption_manager,
+    load_kms_client,
+)
 from icefloe.serde.metadata_json import (
     dumps_metadata,
     loads_metadata,
@@ -152,6 +159,9 @@ class CatalogBackend(ABC):
         properties: the catalog properties.
         warehouse: the root location of tables, without trailing slash.
         io: the FileIO this backend reads and writes metadata files with.
+        kms: the key management client the properties configure (``encryption.kms-type`` /
+            ``encryption.kms-impl``), shared by every table of the catalog and closed with it;
+            None when none is configured (the catalog's tables cannot be encrypted).
     """
 
     catalog_type: ClassVar[str] = ""
@@ -166,6 +176,7 @@ class CatalogBackend(ABC):
             )
         self.warehouse = normalize_warehouse(warehouse)
         self.io = io if io is not None else load_file_io(self.properties, self.warehouse)
+        self.kms: KeyManagementClient | None = load_kms_client(self.properties)
 
     # ---- namespaces --------------------------------------------------------------------------
 
@@ -412,8 +423,11 @@ class CatalogBackend(ABC):
             log.warning("clean-up after the commit to %s failed", identifier_to_string(ident), exc_info=True)
         return LoadedTable(ident, new_location, new_metadata)
 
-    def close(self) -> None:  # noqa: B027 - most backends hold nothing; not abstract on purpose
-        """Release connections. The backend must not be used afterwards."""
+    def close(self) -> None:
+        """Release connections (and the key management client's). The backend must not be used
+        afterwards."""
+        if self.kms is not None:
+            self.kms.close()
 
     def __enter__(self) -> CatalogBackend:
         return self
@@ -618,9 +632,21 @@ class CatalogBackend(ABC):
             )
             return None
 
+    def _table_io(self, loaded: LoadedTable) -> FileIO:
+        """The FileIO to read a table's manifests with: an encrypted table's decrypts them
+        (when the catalog has a KMS; otherwise the reads fail and are reported)."""
+        try:
+            encryption = create_encryption_manager(loaded.metadata, self.kms)
+        except IcefloeError as exc:
+            log.warning("table %s: %s", identifier_to_string(loaded.identifier), exc)
+            return self.io
+        if isinstance(encryption, StandardEncryptionManager):
+            return EncryptingFileIO(self.io, encryption)
+        return self.io
+
     def _purge(self, loaded: LoadedTable) -> None:
         """Delete every file reachable from a dropped table's metadata (best effort)."""
-        files = reachable_files(self.io, loaded.metadata, loaded.metadata_location)
+        files = reachable_files(self._table_io(loaded), loaded.metadata, loaded.metadata_location)
         for problem in files.problems:
             log.warning("purging table %s: %s", identifier_to_string(loaded.identifier), problem)
         self._delete_quietly(_with_local_checksums(files.content_files))

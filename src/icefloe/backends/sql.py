@@ -131,6 +131,7 @@ class SqlCatalogBackend(CatalogBackend):
 
     def close(self) -> None:
         self._engine.dispose()
+        super().close()
 
     def _init_schema(self) -> bool:
         """Create missing catalog tables; returns whether ``iceberg_tables`` has iceberg_type."""

@@ -14,9 +14,11 @@ from typing import Any
 from icefloe.arrow.schema import arrow_to_schema_fresh
 from icefloe.backends import CatalogBackend, Identifier, parse_identifier, parse_namespace
 from icefloe.catalog.transactions import DefinitionMode, TableDefinition
-from icefloe.errors import NoSuchTableError, ValidationError
+from icefloe.errors import KeyManagementError, NoSuchTableError, ValidationError
 from icefloe.io import FileIO, load_file_io
+from icefloe.io.encryption import ENCRYPTION_KMS_IMPL, ENCRYPTION_KMS_TYPE
 from icefloe.spec.builder import MetadataBuilder, new_table_metadata
+from icefloe.spec.encryption import is_encrypted
 from icefloe.spec.partitioning import PartitionSpec, build_spec
 from icefloe.spec.schema import Schema
 from icefloe.spec.sorting import SortOrder, build_sort_order
@@ -120,6 +122,7 @@ class Catalog:
             column, term or property).
         """
         ident = parse_identifier(identifier)
+        self._check_can_encrypt(ident, properties)
         iceberg_schema = _to_schema(schema)
         spec = build_spec(iceberg_schema, partition_by)
         order = build_sort_order(iceberg_schema, sort_by)
@@ -219,6 +222,7 @@ class Catalog:
         properties: Mapping[str, str] | None,
     ) -> Transaction:
         ident = parse_identifier(identifier)
+        self._check_can_encrypt(ident, properties)
         iceberg_schema = _to_schema(schema)
         existing = None
         if mode is not DefinitionMode.CREATE:
@@ -247,6 +251,18 @@ class Catalog:
             self.backend.check_can_create(ident, metadata)
             table = self._table(ident, metadata, None)
         return Transaction(table, definition=definition)
+
+    def _check_can_encrypt(self, ident: tuple[str, ...], properties: Mapping[str, str] | None) -> None:
+        """Refuse early to create an encrypted table this catalog could not write.
+
+        Raises:
+            KeyManagementError: ``encryption.key-id`` without a key management client.
+        """
+        if is_encrypted(properties or {}) and self.backend.kms is None:
+            raise KeyManagementError(
+                f"cannot create encrypted table {'.'.join(ident)}: catalog '{self.name}' has no key "
+                f"management client (set the catalog property '{ENCRYPTION_KMS_TYPE}' or '{ENCRYPTION_KMS_IMPL}')"
+            )
 
     def load_table(self, identifier: Identifier) -> Table:
         ident = parse_identifier(identifier)

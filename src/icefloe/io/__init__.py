@@ -1,12 +1,12 @@
 """File access for icefloe (layer L3): FileIO implementations, where new files go, and the
-encryption hook.
+table encryption (``icefloe.io.encryption``).
 
 Start with ``load_file_io(properties, location)``; it returns a FileIO for local paths,
 ``file:`` URIs, S3 (pyarrow) and, through fsspec, any other scheme with an installed backend.
 """
 
 from icefloe.io.arrowfs import ArrowFileIO
-from icefloe.io.encryption import EncryptionManager, PlaintextEncryptionManager
+from icefloe.io.encryption import EncryptingFileIO, EncryptionManager, PlaintextEncryptionManager
 from icefloe.io.faults import FaultInjectingFileIO
 from icefloe.io.fileio import FileInfo, FileIO, InputFile, OutputFile, split_scheme
 from icefloe.io.fsspecfs import FsspecFileIO
@@ -26,6 +26,7 @@ from icefloe.io.s3 import S3Config
 __all__ = [
     "ArrowFileIO",
     "DefaultLocationProvider",
+    "EncryptingFileIO",
     "EncryptionManager",
     "FaultInjectingFileIO",
     "FileIO",

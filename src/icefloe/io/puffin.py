@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 
 from icefloe.errors import InvalidDataFileError, ValidationError
-from icefloe.io.fileio import FileIO, InputFile
+from icefloe.io.fileio import FileIO, InputFile, OutputFile
 
 __all__ = [
     "CREATED_BY_PROPERTY",
@@ -111,8 +111,8 @@ class PuffinWriter:
 
     def __init__(
         self,
-        io: FileIO,
-        location: str,
+        io: FileIO | OutputFile,
+        location: str | None = None,
         *,
         created_by: str | None = None,
         properties: Mapping[str, str] | None = None,
@@ -121,18 +121,20 @@ class PuffinWriter:
         """Open ``location`` for writing.
 
         Args:
-            io: the FileIO to write through.
-            location: the Puffin file to create.
+            io: the FileIO to write through, or the ``OutputFile`` to write (an encrypting one
+                makes an encrypted Puffin file; offsets and sizes are then the plaintext's).
+            location: the Puffin file to create (with a FileIO).
             created_by: the ``created-by`` file property (the writing application and version).
             properties: other file properties.
             overwrite: replace an existing file instead of failing.
         """
-        self.location = location
+        output = _output_file(io, location)
+        self.location = output.location
         self._properties = dict(properties or {})
         if created_by is not None:
             self._properties[CREATED_BY_PROPERTY] = created_by
         self._blobs: list[BlobMetadata] = []
-        self._stream: BinaryIO | None = io.new_output(location).create(overwrite=overwrite)
+        self._stream: BinaryIO | None = output.create(overwrite=overwrite)
         self._position = 0
         self._size: int | None = None
         self._write(PUFFIN_MAGIC)
@@ -248,14 +250,20 @@ class PuffinReader:
     ``content_size_in_bytes`` are exactly those).
     """
 
-    def __init__(self, io: FileIO, location: str, *, length: int | None = None):
+    def __init__(self, io: FileIO | InputFile, location: str | None = None, *, length: int | None = None):
         """Args:
-        io: the FileIO to read through.
-        location: the Puffin file.
+        io: the FileIO to read through, or the ``InputFile`` to read (a decrypting one reads
+            an encrypted Puffin file).
+        location: the Puffin file (with a FileIO).
         length: the file's size when known (saves a request on object stores).
         """
-        self.location = location
-        self._input: InputFile = io.new_input(location, length=length)
+        if isinstance(io, InputFile):
+            self._input: InputFile = io
+        else:
+            if location is None:
+                raise ValidationError("PuffinReader(io, location): the file's location is missing")
+            self._input = io.new_input(location, length=length)
+        self.location = self._input.location
         self._length = length
         self._metadata: PuffinFileMetadata | None = None
 
@@ -359,6 +367,14 @@ class PuffinReader:
     def read_all(self) -> list[tuple[BlobMetadata, bytes]]:
         """Every blob with its (decompressed) bytes, in file order."""
         return [(blob, self.read_blob(blob)) for blob in self.metadata.blobs]
+
+
+def _output_file(io: FileIO | OutputFile, location: str | None) -> OutputFile:
+    if isinstance(io, OutputFile):
+        return io
+    if location is None:
+        raise ValidationError("PuffinWriter(io, location): the file's location is missing")
+    return io.new_output(location)
 
 
 def _read_fully(stream: BinaryIO, length: int) -> bytes:

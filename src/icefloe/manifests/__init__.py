@@ -63,7 +63,7 @@ class _SnapshotManifestReader:
     def read_manifest_list(self, io: Any, location: str, snapshot: Snapshot) -> list[ManifestFile]:
         if not location and snapshot.manifests is not None:
             return inline_manifest_files(io, snapshot)
-        return read_manifest_list(io, location)
+        return read_manifest_list(io, location, key_id=snapshot.key_id)
 
     def read_entries(self, io: Any, manifest: ManifestFile) -> Iterator[ManifestEntry]:
         return read_manifest(io, manifest)

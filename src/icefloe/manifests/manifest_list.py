@@ -20,11 +20,13 @@ from typing import Any
 
 from icefloe.errors import InvalidManifestError, ValidationError
 from icefloe.io import FileIO, OutputFile
+from icefloe.io.encryption import EncryptedOutputFile, new_encrypted_output, new_manifest_list_input
 from icefloe.manifests._avro_file import avro_codec, read_records, write_records
-from icefloe.manifests.reader import load_avro
+from icefloe.manifests.reader import parse_avro
 from icefloe.manifests.writer import UNASSIGNED_SEQ
 from icefloe.serde.avro_schemas import FIELD_ID_PROP, manifest_list_schema, manifest_list_type
 from icefloe.serde.schema_json import schema_to_json
+from icefloe.spec.encryption import StandardKeyMetadata
 from icefloe.spec.manifest import FieldSummary, ManifestContent, ManifestFile
 
 __all__ = ["ManifestListWriter", "read_manifest_list", "write_manifest_list"]
@@ -67,10 +69,13 @@ class ManifestListWriter:
             raise ValidationError(f"format version {format_version} is not supported; expected 1, 2 or 3")
         if format_version >= 3 and first_row_id is None:
             raise ValidationError("a v3 manifest list needs the snapshot's first-row-id")
+        self._encrypted: EncryptedOutputFile | None = None
         if isinstance(output, FileIO):
             if location is None:
                 raise ValidationError("ManifestListWriter(io, location, ...): the list's location is missing")
-            output = output.new_output(location)
+            # Encrypted (an AES GCM stream) when ``output`` is an encrypted table's FileIO.
+            self._encrypted = new_encrypted_output(output, location)
+            output = self._encrypted.encrypting_output_file
         elif location is not None and location != output.location:
             raise ValidationError(
                 f"ManifestListWriter got an OutputFile for {output.location} and location {location}"
@@ -102,8 +107,18 @@ class ManifestListWriter:
 
     @property
     def length(self) -> int | None:
-        """The written file's length, after ``close()``."""
-        return self._length
+        """The written file's (stored) length, after ``close()``."""
+        if self._length is None or self._encrypted is None:
+            return self._length
+        return self._encrypted.stored_length(self._length)
+
+    @property
+    def key_metadata(self) -> StandardKeyMetadata | None:
+        """After ``close()``, the written list's key (its stored length recorded), which the
+        snapshot's ``key-id`` entry of ``encryption-keys`` keeps; None for a plaintext list."""
+        if self._encrypted is None or self._encrypted.key_metadata is None or self._length is None:
+            return None
+        return self._encrypted.key_metadata.with_length(self._encrypted.stored_length(self._length))
 
     def add(self, manifest: ManifestFile) -> ManifestFile:
         """Add a manifest; returns its row as it will be written.
@@ -327,17 +342,24 @@ def _summary_fields(schema: Any, partitions_name: str) -> list[dict[str, Any]]:
     return []
 
 
-def read_manifest_list(io: FileIO, location: str) -> list[ManifestFile]:
+def read_manifest_list(io: FileIO, location: str, *, key_id: str | None = None) -> list[ManifestFile]:
     """The manifest list rows of the file at ``location``, in file order.
 
     Fields are found by field id. v1 lists (no ``content`` or sequence numbers) read as data
     manifests with sequence numbers 0.
 
+    An encrypted table's list (``io`` is its ``EncryptingFileIO``) is decrypted with the key
+    its snapshot's ``key-id`` names: ``key_id``, or the snapshot the table's metadata has for
+    ``location``.
+
     Raises:
         NoSuchFileError: the file does not exist.
         InvalidManifestError: the file is truncated, corrupt or lacks a required field.
+        EncryptionError: an encrypted list's key is missing, or the list does not decrypt
+            (``MissingKeyError``, ``KeyManagementError``, ``DecryptionError``; naming the file).
     """
-    data, header, schema = load_avro(io, location, None)
+    data = new_manifest_list_input(io, location, key_id).read()
+    header, schema = parse_avro(data, location)
     if not isinstance(schema, dict) or schema.get("type") != "record":
         raise InvalidManifestError(
             f"{location} is not a manifest list (its Avro schema is not a record)", location=location

@@ -28,6 +28,7 @@ from typing import Any
 
 from icefloe.errors import InvalidManifestError, InvalidSchemaError
 from icefloe.io import FileIO
+from icefloe.io.encryption import new_decrypted_input
 from icefloe.manifests._avro_file import AvroHeader, gc_paused, read_blocks, read_header, schema_of
 from icefloe.manifests._values import avro_decoder
 from icefloe.serde.avro_schemas import FIELD_ID_PROP, avro_to_iceberg
@@ -50,6 +51,7 @@ __all__ = [
     "entry_layout",
     "gc_paused",
     "manifest_records",
+    "parse_avro",
     "read_manifest",
     "read_manifest_bytes",
     "read_manifest_header",
@@ -127,7 +129,10 @@ def _manifest_header(header: AvroHeader, avro_schema: Any, location: str) -> Man
     )
 
 
-def _read_checked(io: FileIO, location: str, length: int | None) -> bytes:
+def _read_checked(io: FileIO, location: str, length: int | None, key_metadata: bytes | None = None) -> bytes:
+    if key_metadata is not None:
+        # An AES GCM stream: decrypting checks every block and the stored length.
+        return new_decrypted_input(io, location, key_metadata, length=length).read()
     data = io.new_input(location, length=length).read()
     if length is not None and len(data) < length:
         raise InvalidManifestError(
@@ -137,16 +142,29 @@ def _read_checked(io: FileIO, location: str, length: int | None) -> bytes:
     return data
 
 
-def load_avro(io: FileIO, location: str, length: int | None) -> tuple[bytes, AvroHeader, Any]:
-    """The file's bytes, container header and writer schema (a shared object: do not mutate it).
+def load_avro(
+    io: FileIO, location: str, length: int | None, *, key_metadata: bytes | None = None
+) -> tuple[bytes, AvroHeader, Any]:
+    """The file's bytes (decrypted with ``key_metadata`` when it has one), container header and
+    writer schema (a shared object: do not mutate it).
 
     Raises:
         NoSuchFileError: the file does not exist.
         InvalidManifestError: shorter than ``length``, or not a valid Avro container.
+        DecryptionError: an encrypted file does not decrypt (naming it).
     """
-    data = _read_checked(io, location, length)
+    data = _read_checked(io, location, length, key_metadata)
+    return data, *parse_avro(data, location)
+
+
+def parse_avro(data: bytes, location: str) -> tuple[AvroHeader, Any]:
+    """The container header and writer schema of an Avro file's bytes.
+
+    Raises:
+        InvalidManifestError: not a valid Avro container.
+    """
     header = read_header(data, location)
-    return data, header, schema_of(header, location)
+    return header, schema_of(header, location)
 
 
 def read_manifest_header(io: FileIO, location: str) -> ManifestHeader:
@@ -484,13 +502,16 @@ def entry_layout(avro_schema: Any, partition_type: StructType | None, location: 
 
 
 def read_manifest_bytes(io: FileIO, manifest: ManifestFile) -> bytes:
-    """The content of ``manifest``'s file, checked against the length its list row records.
+    """The content of ``manifest``'s file, checked against the length its list row records,
+    decrypted when the row has key metadata (an encrypted table's manifest).
 
     Raises:
         NoSuchFileError: the manifest does not exist.
         InvalidManifestError: the file is shorter than its row says.
+        DecryptionError: an encrypted manifest does not decrypt (wrong key, tampered,
+            truncated or swapped), naming it.
     """
-    return _read_checked(io, manifest.manifest_path, manifest.manifest_length or None)
+    return _read_checked(io, manifest.manifest_path, manifest.manifest_length or None, manifest.key_metadata)
 
 
 def manifest_records(

@@ -22,6 +22,7 @@ from typing import Any
 
 from icefloe.errors import ValidationError
 from icefloe.io import FileIO, OutputFile
+from icefloe.io.encryption import EncryptedOutputFile, new_encrypted_output
 from icefloe.manifests._avro_file import avro_codec, write_records
 from icefloe.manifests._values import PartitionSummary, avro_encoder
 from icefloe.serde.avro_schemas import FIELD_ID_PROP, manifest_entry_schema, manifest_entry_type
@@ -62,8 +63,9 @@ class ManifestWriter:
     """Writes one manifest of data files or of delete files.
 
     Args:
-        output: where to write: an ``OutputFile`` (``io.new_output(location)``), or a FileIO
-            with ``location``. The file is created on close.
+        output: where to write: an ``OutputFile`` (``io.new_output(location)``, written as it
+            is), or a FileIO with ``location`` (an encrypted table's FileIO encrypts the
+            manifest, and its row records the key). The file is created on close.
         location: the manifest's location, when ``output`` is a FileIO.
         spec: the partition spec of every file in the manifest.
         schema: the table schema the spec is bound to (stored in the header; gives the
@@ -102,10 +104,13 @@ class ManifestWriter:
         content = ManifestContent(content)
         if format_version == 1 and content != ManifestContent.DATA:
             raise ValidationError("v1 tables cannot have delete manifests")
+        self._encrypted: EncryptedOutputFile | None = None
         if isinstance(output, FileIO):
             if location is None:
                 raise ValidationError("ManifestWriter(io, location, ...): the manifest's location is missing")
-            output = output.new_output(location)
+            # Encrypted (an AES GCM stream) when ``output`` is an encrypted table's FileIO.
+            self._encrypted = new_encrypted_output(output, location)
+            output = self._encrypted.encrypting_output_file
         elif location is not None and location != output.location:
             raise ValidationError(
                 f"ManifestWriter got an OutputFile for {output.location} and location {location}"
@@ -324,6 +329,11 @@ class ManifestWriter:
             self._counts[ManifestEntryStatus.DELETED],
         )
         min_seq = self._min_data_sequence_number
+        key_metadata = None
+        if self._encrypted is not None:
+            # As Java 1.11: the stored length, recorded in the key metadata too.
+            key_metadata = self._encrypted.key_metadata_bytes(length)
+            length = self._encrypted.stored_length(length)
         self._manifest_file = ManifestFile(
             manifest_path=location,
             manifest_length=length,
@@ -339,6 +349,7 @@ class ManifestWriter:
             existing_rows_count=existing[1],
             deleted_rows_count=deleted[1],
             partitions=self._summary.summaries(),
+            key_metadata=key_metadata,
         )
         return self._manifest_file
 

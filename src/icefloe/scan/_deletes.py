@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from icefloe.arrow.equality import EqualityDeleteSet, key_column
-from icefloe.arrow.reader import read_parquet, read_position_deletes
+from icefloe.arrow.reader import read_file_schema, read_parquet, read_position_deletes
 from icefloe.arrow.schema import arrow_to_schema, schema_to_arrow
 from icefloe.errors import InvalidDataFileError, InvalidManifestError, InvalidSchemaError
 from icefloe.io import FileIO
 from icefloe.io.deletion_vector import deserialize_deletion_vector
+from icefloe.io.encryption import new_decrypted_input
 from icefloe.io.puffin import PuffinReader
 from icefloe.scan.tasks import FileScanTask
 from icefloe.serde.name_mapping_json import loads_name_mapping
@@ -109,7 +109,7 @@ class PositionDeletes:
             found = self._by_delete_file.get(delete.file_path)
             if found is None:
                 found = self._by_delete_file[delete.file_path] = read_position_deletes(
-                    self._io, delete.file_path
+                    self._io, delete.file_path, key_metadata=delete.key_metadata
                 )
             positions = found.get(task.file.file_path)
             if positions is not None:
@@ -135,7 +135,10 @@ class PositionDeletes:
         key = (delete.file_path, delete.content_offset)
         found = self._vectors.get(key)
         if found is None:
-            reader = PuffinReader(self._io, delete.file_path, length=delete.file_size_in_bytes or None)
+            source = new_decrypted_input(
+                self._io, delete.file_path, delete.key_metadata, length=delete.file_size_in_bytes or None
+            )
+            reader = PuffinReader(source)
             blob = reader.read_blob((delete.content_offset, delete.content_size_in_bytes))
             found = deserialize_deletion_vector(blob, location=delete.file_path)
             if len(found) != delete.record_count:
@@ -178,7 +181,11 @@ class PositionDeletes:
             key = (ids, tuple(sorted(f.file_path for f in files)))
             found = self._equality_sets.get(key)
             if found is None:
-                schema = with_fields(Schema(), ids, self._sources(read_schema, files, task.file.file_path))
+                schema = with_fields(
+                    Schema(),
+                    ids,
+                    self._sources(read_schema, files, (task.file.file_path, task.file.key_metadata)),
+                )
                 columns = [self._keys(f, ids, schema) for f in files]
                 keys = [pa.chunked_array([c[i] for c in columns]) for i in range(len(ids))]
                 found = self._equality_sets[key] = EqualityDeletes(ids, schema, EqualityDeleteSet(ids, keys))
@@ -186,7 +193,7 @@ class PositionDeletes:
         return result
 
     def _sources(
-        self, read_schema: Schema | None, files: Sequence[DeleteFile], data_path: str
+        self, read_schema: Schema | None, files: Sequence[DeleteFile], data_file: tuple[str, bytes | None]
     ) -> list[Schema]:
         """Where delete columns are looked up, in order: the read schema, then the table's
         schemas; without table metadata, the delete files' own schemas (their types are the
@@ -196,23 +203,16 @@ class PositionDeletes:
             sources.append(self._metadata.schema())
             sources.extend(sorted(self._metadata.schemas, key=lambda s: -s.schema_id))
             return sources
-        for path in [*(f.file_path for f in files), data_path]:
-            found = self._file_schema(path)
+        for path, key_metadata in [*((f.file_path, f.key_metadata) for f in files), data_file]:
+            found = self._file_schema(path, key_metadata)
             if found is not None:
                 sources.append(found)
         return sources
 
-    def _file_schema(self, path: str) -> Schema | None:
+    def _file_schema(self, path: str, key_metadata: bytes | None) -> Schema | None:
         """The Iceberg schema of a Parquet file from its field ids; None when it has none."""
         if path not in self._file_schemas:
-            try:
-                fs, inner = self._io.arrow_filesystem(path)
-                with fs.open_input_file(inner) as stream:
-                    arrow = pq.read_schema(stream)
-            except FileNotFoundError as e:
-                raise InvalidDataFileError(f"file does not exist: {path}", location=path) from e
-            except (OSError, pa.ArrowException) as e:
-                raise InvalidDataFileError(f"cannot read the schema of {path}: {e}", location=path) from e
+            arrow = read_file_schema(self._io, path, key_metadata=key_metadata)
             try:
                 self._file_schemas[path] = arrow_to_schema(arrow)
             except InvalidSchemaError:
@@ -230,6 +230,7 @@ class PositionDeletes:
                     projected=schema,
                     file_schema_hint=schema,
                     name_mapping=self._name_mapping(),
+                    key_metadata=delete.key_metadata,
                 )
             )
             table = pa.Table.from_batches(batches, schema=_arrow_schema(schema, batches))

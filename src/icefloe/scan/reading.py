@@ -105,6 +105,7 @@ def read_batches(
             constants=_identity_constants(task, schema),
             first_row_id=task.file.first_row_id,
             data_sequence_number=task.data_sequence_number,
+            key_metadata=task.file.key_metadata,
             **kwargs,
         )
         if equality:
@@ -164,10 +165,13 @@ def task_row_count(
             positions_to_delete=positions,
             constants=_identity_constants(task, schema),
             byte_range=None if task.is_whole_file else (task.start, task.length),
+            key_metadata=task.file.key_metadata,
         )
         return sum(batch.num_rows for batch in _without_equality_deletes(batches, equality, schema, schema))
     total = 0
-    for first, count in split_row_ranges(io, task.file.file_path, task.start, task.length):
+    for first, count in split_row_ranges(
+        io, task.file.file_path, task.start, task.length, key_metadata=task.file.key_metadata
+    ):
         total += count
         if positions is not None:
             lo, hi = np.searchsorted(positions, [first, first + count])

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from icefloe.errors import ValidationError, ValidationException
+from icefloe.spec.encryption import check_encryption_properties, check_key_id_unchanged
 from icefloe.spec.partitioning import (
     PARTITION_DATA_ID_START,
     PartitionField,
@@ -415,8 +416,10 @@ class MetadataBuilder:
             self._record(update)
 
     def _add_encryption_key(self, update: AddEncryptionKey) -> None:
-        key = update.encryption_key
-        self.encryption_keys = [k for k in self.encryption_keys if k.key_id != key.key_id] + [key]
+        # As Java's addEncryptionKey: a key id is added once; a repeated id changes nothing.
+        if any(k.key_id == update.encryption_key.key_id for k in self.encryption_keys):
+            return
+        self.encryption_keys.append(update.encryption_key)
         self._record(update)
 
     def _remove_encryption_key(self, update: RemoveEncryptionKey) -> None:
@@ -456,6 +459,8 @@ class MetadataBuilder:
                 self.sort_orders.insert(0, UNSORTED_SORT_ORDER)
             self.default_sort_order_id = 0
         self._check_bindings()
+        if self.base is not None:
+            check_key_id_unchanged(self.base.properties, self.properties)
         # As Java: the timestamp of the snapshot this change added, otherwise now.
         last_updated = self._last_updated_ms if self._last_updated_ms is not None else _now_ms()
 
@@ -590,6 +595,7 @@ def updates_for_new_table(
             # A typed error naming the property, not int()'s bare ValueError.
             raise ValidationError(f"format-version must be an integer, not {version_text!r}") from None
     counter = itertools.count(1)
+    check_encryption_properties(props, format_version)
     fresh_schema = assign_fresh_ids(schema, lambda: next(counter))
     for field in fresh_schema.fields:
         _check_type_allowed(field.field_type, format_version, field.name)

@@ -118,6 +118,12 @@ MIN_SNAPSHOTS_TO_KEEP_DEFAULT = 1
 MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
 MAX_REF_AGE_MS_DEFAULT = (1 << 63) - 1  # Java's Long.MAX_VALUE: refs never age out
 
+# ---- encryption (format v3) -----------------------------------------------------------------------
+ENCRYPTION_TABLE_KEY = "encryption.key-id"  # the table's master key id in the KMS
+ENCRYPTION_DEK_LENGTH = "encryption.data-key-length"  # bytes: 16, 24 or 32
+ENCRYPTION_DEK_LENGTH_DEFAULT = 16
+ENCRYPTION_AAD_LENGTH_DEFAULT = 16  # not a property in Java either: a constant
+
 # ---- reading -------------------------------------------------------------------------------------
 SPLIT_SIZE = "read.split.target-size"
 SPLIT_SIZE_DEFAULT = 128 * 1024 * 1024

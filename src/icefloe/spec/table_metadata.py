@@ -40,7 +40,9 @@ RESERVED_PROPERTIES = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class EncryptedKey:
-    """A v3 table encryption key (kept and written back; icefloe does not encrypt yet)."""
+    """An entry of the v3 ``encryption-keys``: a key encryption key wrapped by the table's master
+    key in the KMS, or a manifest list's key metadata encrypted by such a key (see
+    ``icefloe.io.encryption``)."""
 
     key_id: str
     encrypted_key_metadata: str

@@ -12,8 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.io import FileIO
-from icefloe.io.encryption import EncryptionManager, PlaintextEncryptionManager
+from icefloe.io.encryption import (
+    EncryptingFileIO,
+    EncryptionManager,
+    KeyManagementClient,
+    StandardEncryptionManager,
+    create_encryption_manager,
+)
 from icefloe.io.locations import LocationProvider, load_location_provider
+from icefloe.spec.encryption import is_encrypted
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import HistoryEntry, Snapshot, SnapshotRef
@@ -41,8 +48,10 @@ class Table(OperationFactories, RowConveniences):
         identifier: the table's identifier parts, e.g. ``("db", "orders")``.
         metadata: the table metadata.
         metadata_location: the metadata file ``metadata`` was read from.
-        io: the FileIO for the table's files.
+        io: the FileIO for the table's files (another encrypted table's ``io()`` brings its
+            key management client along).
         backend: the catalog backend that commits go through; None for a read-only table.
+        kms: the key management client of an encrypted table (default: the backend's).
     """
 
     def __init__(
@@ -54,13 +63,21 @@ class Table(OperationFactories, RowConveniences):
         backend: CatalogBackend | None = None,
         *,
         catalog_name: str | None = None,
+        kms: KeyManagementClient | None = None,
     ):
+        if isinstance(io, EncryptingFileIO):
+            kms = kms if kms is not None else io.encryption.kms
+            io = io.io
         self._identifier = tuple(identifier)
         self._metadata = metadata
         self._metadata_location = metadata_location
         self._io = io
         self._backend = backend
         self._catalog_name = catalog_name
+        self._kms = kms if kms is not None else (backend.kms if backend is not None else None)
+        # Built on first use: a plaintext table never needs them (nor the cryptography package).
+        self._encryption: EncryptionManager | None = None
+        self._table_io: EncryptingFileIO | None = None
 
     # ---- identity and state ------------------------------------------------------------------
 
@@ -88,12 +105,33 @@ class Table(OperationFactories, RowConveniences):
     def _set_state(self, metadata: TableMetadata, metadata_location: str | None) -> None:
         self._metadata = metadata
         self._metadata_location = metadata_location
+        if self._encryption is not None and (
+            isinstance(self._encryption, StandardEncryptionManager) != is_encrypted(metadata.properties)
+        ):
+            # A create transaction that committed something else than it started from.
+            self._encryption = self._table_io = None
+        if isinstance(self._encryption, StandardEncryptionManager):
+            self._encryption.learn(metadata)
+
+    def _learn_keys(self, metadata: TableMetadata) -> None:
+        """Let the encryption manager know the keys of a version of this table that an operation
+        reads (a transaction's staged state, a concurrent commit).
+
+        Raises:
+            KeyManagementError: ``metadata`` is encrypted and there is no key management client.
+        """
+        if self._encryption is None and is_encrypted(metadata.properties):
+            self.encryption()
+        if isinstance(self._encryption, StandardEncryptionManager):
+            self._encryption.learn(metadata)
 
     def _committed_metadata(self) -> TableMetadata:
         """The metadata the catalog holds now (this table's own state is left as it is)."""
         if self._backend is None:
             return self._metadata
-        return self._backend.load_table(self._identifier).metadata
+        committed = self._backend.load_table(self._identifier).metadata
+        self._learn_keys(committed)
+        return committed
 
     def refresh(self) -> Table:
         """Reload the metadata from the catalog; returns the table itself."""
@@ -164,13 +202,34 @@ class Table(OperationFactories, RowConveniences):
         return list(self._metadata.partition_statistics)
 
     def io(self) -> FileIO:
-        return self._io
+        """The FileIO of the table's files; for an encrypted table an ``EncryptingFileIO``,
+        which carries the table's encryption manager to the writers and readers of its files.
+
+        Raises:
+            KeyManagementError: the table is encrypted and the catalog has no key management
+                client (``encryption.kms-type`` / ``encryption.kms-impl``).
+        """
+        encryption = self.encryption()
+        if not isinstance(encryption, StandardEncryptionManager):
+            return self._io
+        if not isinstance(self._table_io, EncryptingFileIO) or self._table_io.io is not self._io:
+            self._table_io = EncryptingFileIO(self._io, encryption)
+        return self._table_io
 
     def location_provider(self) -> LocationProvider:
         return load_location_provider(self._metadata.location, self._metadata.properties)
 
     def encryption(self) -> EncryptionManager:
-        return PlaintextEncryptionManager()
+        """The table's encryption manager: plaintext, or (``encryption.key-id`` set, format v3)
+        a ``StandardEncryptionManager`` using the catalog's key management client.
+
+        Raises:
+            KeyManagementError: the table is encrypted and there is no key management client.
+            ValidationError: encryption properties on a v1/v2 table, or a bad data key length.
+        """
+        if self._encryption is None:
+            self._encryption = create_encryption_manager(self._metadata, self._kms, table_name=self.name())
+        return self._encryption
 
     # ---- scans -------------------------------------------------------------------------------
 

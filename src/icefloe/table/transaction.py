@@ -79,6 +79,8 @@ class TransactionTable(Protocol):
 
     def _committed_metadata(self) -> TableMetadata: ...
 
+    def _learn_keys(self, metadata: TableMetadata) -> None: ...
+
     def _set_state(self, metadata: TableMetadata, metadata_location: str | None) -> None: ...
 
 
@@ -182,6 +184,7 @@ class Transaction(OperationFactories, RowConveniences):
             # commit). Otherwise the table's own commit would look like a conflict.
             self._base = self._current = self._table.metadata
             self._base_location = self._table.metadata_location
+        self._table._learn_keys(self._current)
         changes = operation._produce(self._current)
         self._current = changes.apply_to(self._current)
         self._staged.append(operation)
@@ -275,6 +278,7 @@ class Transaction(OperationFactories, RowConveniences):
                     )
             changes: list[Changes] = []
             for operation in self._staged:
+                self._table._learn_keys(current)
                 produced = operation._produce(current)
                 current = produced.apply_to(current)
                 changes.append(produced)

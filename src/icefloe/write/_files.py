@@ -20,9 +20,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from icefloe.arrow.encryption import write_options
 from icefloe.arrow.schema import schema_to_arrow, to_requested_schema
 from icefloe.errors import DataWriteError, IcefloeError, UnsupportedFeatureError
 from icefloe.io import FileIO
+from icefloe.io.encryption import StandardEncryptionManager, encryption_of
 from icefloe.io.locations import LocationProvider
 from icefloe.spec.manifest import DataFile, DataFileBuilder, FileFormat, Metrics
 from icefloe.spec.partition_values import partition_key
@@ -172,8 +174,12 @@ class WriteContext:
     file_schema: Schema = field(init=False)
     file_arrow: pa.Schema = field(init=False)
     writer_kwargs: dict[str, Any] = field(init=False)
+    encryption: StandardEncryptionManager | None = field(init=False)
 
     def __post_init__(self) -> None:
+        encryption = encryption_of(self.io)
+        # An encrypted table's files each get a fresh key (Parquet modular encryption).
+        self.encryption = encryption if isinstance(encryption, StandardEncryptionManager) else None
         self.table_arrow = schema_to_arrow(self.schema)
         struct, changed = _file_struct(self.schema.as_struct())
         self.file_schema = Schema(*struct.fields, schema_id=self.schema.schema_id) if changed else self.schema
@@ -253,6 +259,8 @@ class _FileWriter:
         self._writer: pq.ParquetWriter | None = None
         # Everything that can fail without a file goes first: nothing to clean up then.
         self.collector = MetricsCollector(context.file_schema, context.metrics_config)
+        self._key = context.encryption.new_key_metadata() if context.encryption is not None else None
+        writer_kwargs = {**context.writer_kwargs, **write_options(self._key)}
         fs, path = context.io.arrow_filesystem(self.location)
         parent = path.rsplit("/", 1)[0] if "/" in path else ""
         if parent and fs.type_name not in _OBJECT_STORES:
@@ -260,7 +268,7 @@ class _FileWriter:
         self._sink = fs.open_output_stream(path)
         try:
             self._writer = pq.ParquetWriter(
-                self._sink, context.file_arrow, metadata_collector=self._metadata, **context.writer_kwargs
+                self._sink, context.file_arrow, metadata_collector=self._metadata, **writer_kwargs
             )
         except BaseException:
             self.abort()
@@ -312,6 +320,8 @@ class _FileWriter:
             .with_file_size_in_bytes(size)
             .with_split_offsets(split_offsets(metadata))
         )
+        if self._key is not None:
+            builder.with_encryption_key_metadata(self._key.with_length(size).to_bytes())
         metrics = self.collector.metrics(metadata)
         describe = self.context.kind.describe
         if describe is None:

@@ -30,6 +30,7 @@ import numpy as np
 from icefloe.errors import ValidationError
 from icefloe.io import FileIO, load_location_provider
 from icefloe.io.deletion_vector import DV_BLOB_TYPE, serialize_deletion_vector
+from icefloe.io.encryption import new_encrypted_output
 from icefloe.io.puffin import PuffinWriter
 from icefloe.spec.manifest import DataFile, DeleteFile, FileContent, FileFormat
 from icefloe.write.deletes import positions_array
@@ -156,7 +157,9 @@ class DeletionVectorWriter:
             self._result = []
             return self._result
         blobs = []
-        with PuffinWriter(self._io, self.location, created_by=created_by()) as writer:
+        # An encrypted table's Puffin file is an AES GCM stream; blob offsets stay plaintext ones.
+        encrypted = new_encrypted_output(self._io, self.location)
+        with PuffinWriter(encrypted.encrypting_output_file, created_by=created_by()) as writer:
             for path, _, blob, cardinality in vectors:
                 blobs.append(
                     writer.write_blob(
@@ -169,7 +172,9 @@ class DeletionVectorWriter:
                         },
                     )
                 )
-        size = writer.file_size
+        size = encrypted.stored_length(writer.file_size)
+        # As Java 1.11.x: every DV of the file records the file's key (1.11.0 dropped it).
+        key_metadata = encrypted.key_metadata_bytes(writer.file_size)
         self._result = [
             DeleteFile(
                 file_path=self.location,
@@ -182,6 +187,7 @@ class DeletionVectorWriter:
                 referenced_data_file=path,
                 content_offset=blob.offset,
                 content_size_in_bytes=blob.length,
+                key_metadata=key_metadata,
             )
             for (path, target, _, cardinality), blob in zip(vectors, blobs)
         ]

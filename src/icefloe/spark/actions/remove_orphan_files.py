@@ -239,7 +239,7 @@ def _reachable(
     def manifests_of(part: Iterable[Snapshot]) -> Iterator[ManifestFile]:
         for snapshot in part:
             if snapshot.manifest_list:
-                yield from read_manifest_list(io, snapshot.manifest_list)
+                yield from read_manifest_list(io, snapshot.manifest_list, key_id=snapshot.key_id)
             else:  # an old v1 snapshot listing its manifests inline
                 yield from snapshot.all_manifests(io)
 

@@ -266,14 +266,14 @@ def _rewrite(
     """
     context = spark.sparkContext
     parallelism = context.defaultParallelism
-    inputs = [(g, f.file_path) for g, group in enumerate(groups) for f in group.files]
+    inputs = [(g, f.file_path, f.key_metadata) for g, group in enumerate(groups) for f in group.files]
     skip = frozenset(with_vectors)
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                group, path = inputs[index]
-                by_file = read_position_deletes(io, path)
+                group, path, key_metadata = inputs[index]
+                by_file = read_position_deletes(io, path, key_metadata=key_metadata)
                 if skip:
                     by_file = {k: v for k, v in by_file.items() if k not in skip}
                 if not by_file:

@@ -20,6 +20,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from icefloe.catalog.config import load_catalog
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.io import FileIO, load_file_io
+from icefloe.io.encryption import load_kms_client
 from icefloe.serde.metadata_json import loads_metadata
 from icefloe.spark.types import to_spark_schema
 from icefloe.spec import types as it
@@ -99,7 +100,8 @@ class TableRef:
         if self.is_metadata_file:
             io = load_file_io(dict(self.properties), self.identifier)
             metadata = loads_metadata(io.read_bytes(self.identifier), location=self.identifier)
-            return Table((self.identifier,), metadata, self.identifier, io)
+            kms = load_kms_client(dict(self.properties))  # an encrypted table's, from catalog.* options
+            return Table((self.identifier,), metadata, self.identifier, io, kms=kms)
         return load_catalog(self.catalog, **dict(self.properties)).load_table(self.identifier)
 
 

@@ -42,6 +42,7 @@ from icefloe.io import FileIO
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spark.paths import reported_path, spark_input_path
 from icefloe.spark.read import deletes as _deletes
+from icefloe.spark.read.decrypting import needs_icefloe_reader, read_decrypting
 from icefloe.spark.read.filters import spark_literal, to_spark_filter
 from icefloe.spark.read.name_mapped import read_by_names, split_by_ids
 from icefloe.spark.session import configure_reads
@@ -170,6 +171,43 @@ def read_tasks(
             empty = empty.withColumn(POSITION_COLUMN, F.lit(None).cast("long"))
         return empty
 
+    if needs_icefloe_reader(metadata, tasks):
+        # Encrypted files: icefloe reads them in the executors, deletes included.
+        frame = read_decrypting(
+            spark,
+            io,
+            metadata,
+            tasks,
+            read_schema,
+            names.rename,
+            file_column=FILE_COLUMN if keep_file_columns else None,
+            position_column=POSITION_COLUMN if keep_file_columns else None,
+        )
+        frame = _present(frame, read_schema, names, [])
+        if not isinstance(row_filter, AlwaysTrue):
+            frame = frame.filter(to_spark_filter(row_filter, names.column))
+    else:
+        frame = _read_with_spark(
+            spark, io, metadata, tasks, read_schema, names, row_filter, keep_file_columns
+        )
+    selected = [names.column_for_field(f).alias(f.name) for f in projection.fields]
+    if keep_file_columns:
+        selected += [F.col(FILE_COLUMN), F.col(POSITION_COLUMN)]
+    return frame.select(*selected)
+
+
+def _read_with_spark(
+    spark: SparkSession,
+    io: FileIO,
+    metadata: TableMetadata,
+    tasks: Sequence[FileScanTask],
+    read_schema: Schema,
+    names: _SparkNames,
+    row_filter: Expression,
+    keep_file_columns: bool,
+) -> DataFrame:
+    """The rows of plaintext files through Spark's Parquet reader, constants, filter and
+    deletes applied in Spark."""
     constants = _constants(read_schema, tasks, metadata)
     # Spark reads the file and row-index columns only when something joins on them.
     locate = keep_file_columns or bool(constants) or any(t.deletes for t in tasks)
@@ -179,11 +217,7 @@ def read_tasks(
     frame = _present(frame, read_schema, names, constants)
     if not isinstance(row_filter, AlwaysTrue):
         frame = frame.filter(to_spark_filter(row_filter, names.column))
-    frame = _deletes.apply(spark, frame, tasks, io, metadata, read_schema, names.column_by_id)
-    selected = [names.column_for_field(f).alias(f.name) for f in projection.fields]
-    if keep_file_columns:
-        selected += [F.col(FILE_COLUMN), F.col(POSITION_COLUMN)]
-    return frame.select(*selected)
+    return _deletes.apply(spark, frame, tasks, io, metadata, read_schema, names.column_by_id)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ from icefloe.spark.jobs import delete_paths, job_group, wait_for_tasks
 from icefloe.spark.types import FIELD_ID_KEY, to_spark_type
 from icefloe.spark.write.spark_exprs import partition_group_columns, sort_columns
 from icefloe.spec import types as it
+from icefloe.spec.encryption import is_encrypted
 from icefloe.spec.manifest import DataFile
 from icefloe.spec.name_mapping import create_mapping_from_schema
 from icefloe.spec.properties import DEFAULT_FILE_FORMAT, DEFAULT_FILE_FORMAT_DEFAULT, SPARK_WRITER
@@ -117,6 +118,8 @@ def spark_writer_blocker(metadata: TableMetadata) -> str | None:
 
 def _blocker(metadata: TableMetadata) -> str | None:
     properties = metadata.properties
+    if is_encrypted(properties):
+        return "the table is encrypted: each file has its own key, which Spark's Parquet writer cannot take"
     if properties.get(DEFAULT_FILE_FORMAT, DEFAULT_FILE_FORMAT_DEFAULT).lower() != "parquet":
         return "the table's file format is not Parquet"
     try:

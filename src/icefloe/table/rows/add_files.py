@@ -26,6 +26,7 @@ from icefloe.errors import ValidationError, ValidationException
 from icefloe.io import FileIO, split_scheme
 from icefloe.manifests import read_manifest
 from icefloe.serde.name_mapping_json import dumps_name_mapping, loads_name_mapping
+from icefloe.spec.encryption import is_encrypted
 from icefloe.spec.manifest import DataFile, ManifestEntryStatus
 from icefloe.spec.name_mapping import create_mapping_from_schema
 from icefloe.spec.properties import DEFAULT_NAME_MAPPING
@@ -101,6 +102,13 @@ def stage_add_files(
         raise ValidationError(f"cannot add files listed more than once: {', '.join(twice)}")
 
     metadata = txn.metadata
+    if is_encrypted(metadata.properties):
+        # Existing files are plaintext: adding them would put readable data in a table whose
+        # files are all meant to be encrypted (Java allows it; icefloe refuses).
+        raise ValidationError(
+            f"cannot add existing files to encrypted table {txn.table_name()}: they are not "
+            "encrypted; append their rows instead"
+        )
     mapping_text = metadata.properties.get(DEFAULT_NAME_MAPPING)
     schema = metadata.schema()
     target = ImportTarget(

@@ -26,8 +26,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from icefloe.errors import ValidationError, ValidationException
+from icefloe.io.encryption import StandardEncryptionManager, encryption_of
 from icefloe.io.locations import metadata_location
-from icefloe.manifests import UNASSIGNED_SEQ, ManifestWriter, write_manifest_list
+from icefloe.manifests import UNASSIGNED_SEQ, ManifestListWriter, ManifestWriter
 from icefloe.spec.manifest import ContentFile, ManifestContent, ManifestFile
 from icefloe.spec.properties import (
     AVRO_COMPRESSION,
@@ -39,6 +40,7 @@ from icefloe.spec.properties import (
 from icefloe.spec.snapshots import MAIN_BRANCH, Snapshot, SnapshotRefType, new_snapshot_id
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.updates import (
+    AddEncryptionKey,
     AddSnapshot,
     AssertRefSnapshotId,
     AssertTableUUID,
@@ -228,17 +230,19 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
         )
         first_row_id = (base.next_row_id or 0) if base.format_version >= 3 else None
         self._written.append(list_location)
-        next_row_id = write_manifest_list(
+        writer = ManifestListWriter(
             self._io,
             list_location,
             format_version=base.format_version,
             snapshot_id=self._snapshot_id,
             parent_snapshot_id=parent.snapshot_id if parent else None,
             sequence_number=sequence_number,
-            manifests=manifests,
             first_row_id=first_row_id,
             codec=base.properties.get(AVRO_COMPRESSION, AVRO_COMPRESSION_DEFAULT),
         )
+        writer.add_all(manifests)
+        next_row_id = writer.close()
+        key_id, key_updates = self._manifest_list_key(base, writer)
         summary = self._build_summary(base, parent)
         snapshot = Snapshot(
             snapshot_id=self._snapshot_id,
@@ -252,8 +256,9 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
             added_rows=(next_row_id - first_row_id)
             if first_row_id is not None and next_row_id is not None
             else None,
+            key_id=key_id,
         )
-        updates: list[TableUpdate] = [AddSnapshot(snapshot)]
+        updates: list[TableUpdate] = [*key_updates, AddSnapshot(snapshot)]
         requirements: list[TableRequirement] = [AssertTableUUID(base.table_uuid)]
         if not self._stage_only:
             ref = base.refs.get(self._branch)
@@ -271,6 +276,23 @@ class SnapshotProducer(PendingUpdate[Snapshot]):
             requirements.append(AssertRefSnapshotId(self._branch, ref.snapshot_id if ref else None))
         referenced = [list_location] + [m.manifest_path for m in manifests]
         return Changes(updates, requirements, tuple(referenced))
+
+    def _manifest_list_key(
+        self, base: TableMetadata, writer: ManifestListWriter
+    ) -> tuple[str | None, list[TableUpdate]]:
+        """The snapshot's ``key-id`` and the ``encryption-keys`` entries this attempt adds (a
+        new KEK, when needed, and the list's key), for an encrypted list; else none.
+
+        Keys come from this attempt's base, so a retry never commits a key of a failed attempt.
+        """
+        key_metadata = writer.key_metadata
+        encryption = encryption_of(self._io)
+        if key_metadata is None or not isinstance(encryption, StandardEncryptionManager):
+            return None, []
+        key_id, added = encryption.add_manifest_list_key_metadata(
+            key_metadata, base.encryption_keys, location=writer.output.location
+        )
+        return key_id, [AddEncryptionKey(key) for key in added]
 
     def _build_summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
         builder = SummaryBuilder(
