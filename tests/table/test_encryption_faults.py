@@ -16,6 +16,7 @@ import pytest
 
 import icefloe
 from icefloe.errors import DecryptionError, KeyManagementError, MissingKeyError, TruncatedFileError
+from icefloe.scan.planning import drop_manifest_cache
 from icefloe.spec.manifest import FileFormat
 from support.encryption import TABLE_KEY, encrypted_properties, encrypting_catalog
 
@@ -36,7 +37,8 @@ def table(tmp_path: Path) -> icefloe.Table:
 
 
 def _fresh(table: icefloe.Table) -> icefloe.Table:
-    """The table as a new reader loads it (no key cached in memory)."""
+    """The table as a new reader process loads it: no key and no decrypted manifest in memory."""
+    drop_manifest_cache()
     catalog = encrypting_catalog("sql", Path(table.location()).parents[2])
     return catalog.load_table("db.t")
 

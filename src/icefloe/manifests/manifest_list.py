@@ -20,7 +20,12 @@ from typing import Any
 
 from icefloe.errors import InvalidManifestError, ValidationError
 from icefloe.io import FileIO, OutputFile
-from icefloe.io.encryption import EncryptedOutputFile, new_encrypted_output, new_manifest_list_input
+from icefloe.io.encryption import (
+    EncryptedOutputFile,
+    new_decrypted_input,
+    new_encrypted_output,
+    new_manifest_list_input,
+)
 from icefloe.manifests._avro_file import avro_codec, read_records, write_records
 from icefloe.manifests.reader import parse_avro
 from icefloe.manifests.writer import UNASSIGNED_SEQ
@@ -342,7 +347,9 @@ def _summary_fields(schema: Any, partitions_name: str) -> list[dict[str, Any]]:
     return []
 
 
-def read_manifest_list(io: FileIO, location: str, *, key_id: str | None = None) -> list[ManifestFile]:
+def read_manifest_list(
+    io: FileIO, location: str, *, key_id: str | None = None, key_metadata: bytes | None = None
+) -> list[ManifestFile]:
     """The manifest list rows of the file at ``location``, in file order.
 
     Fields are found by field id. v1 lists (no ``content`` or sequence numbers) read as data
@@ -350,7 +357,8 @@ def read_manifest_list(io: FileIO, location: str, *, key_id: str | None = None) 
 
     An encrypted table's list (``io`` is its ``EncryptingFileIO``) is decrypted with the key
     its snapshot's ``key-id`` names: ``key_id``, or the snapshot the table's metadata has for
-    ``location``.
+    ``location``; or with ``key_metadata``, the list's key itself (already taken from the
+    table's ``encryption-keys``, e.g. on the driver for a Spark task: no KMS needed).
 
     Raises:
         NoSuchFileError: the file does not exist.
@@ -358,7 +366,10 @@ def read_manifest_list(io: FileIO, location: str, *, key_id: str | None = None) 
         EncryptionError: an encrypted list's key is missing, or the list does not decrypt
             (``MissingKeyError``, ``KeyManagementError``, ``DecryptionError``; naming the file).
     """
-    data = new_manifest_list_input(io, location, key_id).read()
+    if key_metadata is not None:
+        data = new_decrypted_input(io, location, key_metadata).read()
+    else:
+        data = new_manifest_list_input(io, location, key_id).read()
     header, schema = parse_avro(data, location)
     if not isinstance(schema, dict) or schema.get("type") != "record":
         raise InvalidManifestError(

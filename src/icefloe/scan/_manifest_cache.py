@@ -47,6 +47,7 @@ from typing import Any
 
 from icefloe.errors import ValidationError
 from icefloe.io import FileIO
+from icefloe.io.encryption import EncryptingFileIO
 
 __all__ = [
     "CACHE_ENABLED",
@@ -254,6 +255,13 @@ _PROPERTY_KEYED = frozenset(
 
 
 def _storage_key(io: FileIO) -> tuple[Hashable, ...]:
+    if isinstance(io, EncryptingFileIO):
+        # Encrypted tables' FileIOs over one storage share a cache (locations are unique, files
+        # immutable): a table loaded again finds its decrypted manifests. Plain FileIOs of the
+        # same storage do not share it.
+        inner = _storage_key(io.io)
+        if inner[0] != "instance":
+            return ("encrypted", *inner)
     cls = type(io)
     name = f"{cls.__module__}.{cls.__qualname__}"
     if name in _PROPERTY_KEYED:

@@ -212,7 +212,7 @@ class Table(OperationFactories, RowConveniences):
         encryption = self.encryption()
         if not isinstance(encryption, StandardEncryptionManager):
             return self._io
-        if not isinstance(self._table_io, EncryptingFileIO) or self._table_io.io is not self._io:
+        if self._table_io is None or self._table_io.io is not self._io:
             self._table_io = EncryptingFileIO(self._io, encryption)
         return self._table_io
 

@@ -27,6 +27,7 @@ from icefloe.io.encryption.ags1 import (
 from icefloe.io.encryption.file_io import (
     EncryptingFileIO,
     encryption_of,
+    manifest_list_keys,
     new_decrypted_input,
     new_encrypted_output,
     new_manifest_list_input,
@@ -73,6 +74,7 @@ __all__ = [
     "encrypted_length",
     "encryption_of",
     "load_kms_client",
+    "manifest_list_keys",
     "new_decrypted_input",
     "new_encrypted_output",
     "new_manifest_list_input",

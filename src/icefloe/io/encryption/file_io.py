@@ -13,7 +13,7 @@ plain FileIO calls).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from icefloe.errors import MissingKeyError
@@ -26,6 +26,7 @@ from icefloe.io.encryption.manager import (
 )
 from icefloe.io.fileio import FileInfo, FileIO, InputFile, OutputFile
 from icefloe.spec.encryption import StandardKeyMetadata
+from icefloe.spec.snapshots import Snapshot
 
 if TYPE_CHECKING:
     import pyarrow.fs
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EncryptingFileIO",
     "encryption_of",
+    "manifest_list_keys",
     "new_decrypted_input",
     "new_encrypted_output",
     "new_manifest_list_input",
@@ -147,3 +149,22 @@ def new_manifest_list_input(io: FileIO, location: str, key_id: str | None) -> In
             location=location,
         )
     return io.new_input(location)
+
+
+def manifest_list_keys(io: FileIO, snapshots: Iterable[Snapshot]) -> dict[str, bytes]:
+    """The key metadata of each snapshot's encrypted manifest list, by location (none for a
+    plaintext table), for readers in other processes (Spark tasks) that should not need the KMS.
+
+    Raises:
+        KeyManagementError, MissingKeyError, DecryptionError: see ``StandardEncryptionManager``.
+    """
+    encryption = encryption_of(io)
+    if not isinstance(encryption, StandardEncryptionManager):
+        return {}
+    return {
+        snapshot.manifest_list: encryption.manifest_list_key_metadata(
+            snapshot.key_id, location=snapshot.manifest_list
+        ).to_bytes()
+        for snapshot in snapshots
+        if snapshot.manifest_list and snapshot.key_id
+    }

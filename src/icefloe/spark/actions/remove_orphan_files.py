@@ -46,6 +46,7 @@ from pyspark.sql import SparkSession
 
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.io import FileIO, metadata_location, split_scheme, strip_trailing_slash
+from icefloe.io.encryption import manifest_list_keys
 from icefloe.manifests import read_manifest_list
 from icefloe.manifests.reader import manifest_records, read_manifest_bytes
 from icefloe.spark.actions.expire_snapshots import delete_in_tasks, to_millis
@@ -236,10 +237,15 @@ def _reachable(
         return paths
     context = spark.sparkContext
 
+    # An encrypted table's list keys, opened here: the executors need no KMS.
+    list_keys = manifest_list_keys(io, snapshots)
+
     def manifests_of(part: Iterable[Snapshot]) -> Iterator[ManifestFile]:
         for snapshot in part:
             if snapshot.manifest_list:
-                yield from read_manifest_list(io, snapshot.manifest_list, key_id=snapshot.key_id)
+                yield from read_manifest_list(
+                    io, snapshot.manifest_list, key_metadata=list_keys.get(snapshot.manifest_list)
+                )
             else:  # an old v1 snapshot listing its manifests inline
                 yield from snapshot.all_manifests(io)
 
