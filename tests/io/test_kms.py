@@ -58,11 +58,25 @@ def test_loading_clients_from_catalog_properties(tmp_path: Path) -> None:
         load_kms_client({"encryption.kms-impl": "no_such_module.Kms"})
     with pytest.raises(ValidationError, match="keys-file"):
         load_kms_client({"encryption.kms-type": "local"})
-    # A catalog builds its client once, from its properties, and the tables share it.
+    # A catalog builds its client once, from its properties (arguments, environment, YAML),
+    # and the tables share it.
     catalog = icefloe.load_catalog(
         "c", type="memory", warehouse=str(tmp_path / "wh"), **kms_properties(keys_file)
     )
     assert isinstance(catalog.backend.kms, LocalKeyManagementClient)
+    environment = {
+        "ICEFLOE_CATALOG__SECURE__ENCRYPTION__KMS_TYPE": "local",
+        "ICEFLOE_CATALOG__SECURE__ENCRYPTION__KMS__LOCAL__KEYS_FILE": str(keys_file),
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in environment.items():
+            patch.setenv(name, value)
+        secure = icefloe.load_catalog("secure", type="memory", warehouse=str(tmp_path / "wh2"))
+    assert isinstance(secure.backend.kms, LocalKeyManagementClient)
+    assert secure.backend.kms.properties["encryption.kms.local.keys-file"] == str(keys_file)
+    secure.create_namespace("db")
+    table = secure.create_table("db.t", pa.schema([("id", pa.int64())]), properties=encrypted_properties())
+    assert table.encryption().kms is secure.backend.kms  # type: ignore[attr-defined]
 
 
 def test_local_client_wraps_as_javas_test_kms(tmp_path: Path) -> None:
