@@ -14,6 +14,10 @@ On top of the file rows, in Spark:
 - position deletes and deletion vectors as an anti-join on (file, ``_metadata.row_index``),
   equality deletes as an anti-join on the delete columns (see :mod:`icefloe.spark.read.deletes`).
 
+An encrypted table's files each have their own key, which Spark's Parquet reader cannot take:
+they are read by icefloe's reader in the Spark tasks instead (:mod:`icefloe.spark.read.decrypting`,
+deletes applied there), and the scan filter is applied on top as here.
+
 Spark pushes filters into Parquet by column *name*. A name that once belonged to another
 column (``a`` renamed to ``b``, then a new ``a`` added) would make Spark skip row groups using
 the old column's statistics; such columns are read under a private name, which Spark cannot
