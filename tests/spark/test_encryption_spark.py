@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from pyspark.sql import functions as F
 
 from icefloe import spark as isp
@@ -48,6 +49,7 @@ def _python_rows(table: Any) -> dict[int, tuple[Any, ...]]:
     return {r["id"]: (r["country"], r["amount"], r["note"]) for r in data.to_pylist()}
 
 
+@pytest.mark.slow
 def test_every_operation_on_an_encrypted_table(spark: Any, tmp_path: Path) -> None:
     catalog = encrypting_catalog("sql", tmp_path)
     table = catalog.create_table(
