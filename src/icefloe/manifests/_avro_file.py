@@ -38,6 +38,8 @@ from icefloe.errors import InvalidManifestError, MissingDependencyError, Validat
 __all__ = [
     "AvroHeader",
     "avro_codec",
+    "count_records",
+    "fastavro_parses",
     "gc_paused",
     "read_blocks",
     "read_header",
@@ -265,6 +267,16 @@ def schema_of(header: AvroHeader, location: str) -> Any:
     return _parsed_schema(header, location).writer
 
 
+def fastavro_parses(header: AvroHeader, location: str) -> bool:
+    """Whether fastavro accepts the header's schema (it rejects, for one, a named type defined
+    twice, which PyIceberg 0.12 writes for two partition fields of one decimal or fixed type).
+
+    Raises:
+        InvalidManifestError: the header has no schema or it is not JSON.
+    """
+    return _parsed_schema(header, location).record is not None
+
+
 def _codec_of(header: AvroHeader, location: str) -> str:
     codec = (header.metadata.get("avro.codec") or b"null").decode("utf-8", "replace")
     if codec in _CODEC_PACKAGES and not _codec_works(codec):
@@ -311,9 +323,15 @@ def read_blocks(
     return _reader_blocks(data, header, parsed.writer, location)
 
 
-def _fast_blocks(
-    data: bytes, header: AvroHeader, record_schema: Any, deflate: bool, location: str, chunk: int
-) -> Iterator[list[dict[str, Any]]]:
+def _frames(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[int, int, int]]:
+    """The container blocks after ``header``: (record count, start, end) of each block's
+    (compressed) bytes, every block's count, size and sync marker checked, up to the exact end
+    of the file.
+
+    Raises:
+        InvalidManifestError: (while iterating) a truncated block, a negative count or size, or
+            a wrong sync marker, naming the file.
+    """
     pos = header.end
     size_of_data = len(data)
     sync = header.sync
@@ -332,10 +350,28 @@ def _fast_blocks(
             raise _corrupt(location, EOFError())
         if data[end : end + SYNC_SIZE] != sync:
             raise _corrupt(location, ValueError("expected sync marker not found"))
-        raw = data[pos:end]
+        yield count, pos, end
         pos = end + SYNC_SIZE
+
+
+def count_records(data: bytes, header: AvroHeader, location: str) -> int:
+    """The number of records the file's blocks announce, after checking the framing of every
+    block (see ``_frames``) without decoding any: a decoder that does not check the container
+    itself (the native one) is handed only files whose framing is sound.
+
+    Raises:
+        InvalidManifestError: a truncated block or a wrong sync marker, naming the file.
+    """
+    return sum(count for count, _, _ in _frames(data, header, location))
+
+
+def _fast_blocks(
+    data: bytes, header: AvroHeader, record_schema: Any, deflate: bool, location: str, chunk: int
+) -> Iterator[list[dict[str, Any]]]:
+    for count, start, end in _frames(data, header, location):
         if count == 0:
             continue
+        raw = data[start:end]
         try:
             body = zlib.decompress(raw, -15) if deflate else raw
         except Exception as exc:
