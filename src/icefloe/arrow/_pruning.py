@@ -7,7 +7,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from icefloe.arrow._types import field_id_of, schema_to_arrow
@@ -130,6 +129,9 @@ def prune_row_groups(
         if f.name not in names:
             dataset_fields.append(f)
     try:
+        # Imported here: pyarrow.dataset imports pandas (40 MB), which planning never needs.
+        import pyarrow.dataset as ds
+
         fragment = ds.ParquetFileFormat().make_fragment(source)
         pieces = fragment.split_by_row_group(row_filter, schema=pa.schema(dataset_fields))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError):

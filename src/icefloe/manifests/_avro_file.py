@@ -104,7 +104,8 @@ def avro_codec(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AvroHeader:
-    """The header of an Avro container file: its metadata, sync marker and where it ends."""
+    """The header of an Avro container file: its metadata (shared: do not mutate), sync marker
+    and where it ends."""
 
     metadata: dict[str, bytes]
     sync: bytes
@@ -145,8 +146,48 @@ def _read_bytes(data: bytes | memoryview, pos: int) -> tuple[bytes, int]:
     return bytes(data[pos:end]), end
 
 
+def _skip_metadata(data: bytes | memoryview, pos: int) -> int:
+    """Where the header's metadata map (starting at ``pos``) ends, its lengths checked."""
+    while True:
+        count, pos = _read_long(data, pos)
+        if count == 0:
+            return pos
+        if count < 0:  # a block with its byte size
+            count = -count
+            _, pos = _read_long(data, pos)
+        for _ in range(2 * count):
+            length, pos = _read_long(data, pos)
+            if length < 0:
+                raise ValueError("negative length")
+            pos += length
+            if pos > len(data):
+                raise _Truncated
+
+
+def _parse_metadata(data: bytes | memoryview, pos: int) -> dict[str, bytes]:
+    metadata: dict[str, bytes] = {}
+    while True:
+        count, pos = _read_long(data, pos)
+        if count == 0:
+            return metadata
+        if count < 0:
+            count = -count
+            _, pos = _read_long(data, pos)
+        for _ in range(count):
+            key, pos = _read_bytes(data, pos)
+            value, pos = _read_bytes(data, pos)
+            metadata[key.decode("utf-8")] = value
+
+
+# Header bytes (after the magic, before the sync marker) -> their parsed metadata. Every
+# manifest of one table and spec has the same header but for its sync marker.
+_METADATA: dict[bytes, dict[str, bytes]] = {}
+_METADATA_LIMIT = 256
+
+
 def read_header(data: bytes | memoryview, location: str) -> AvroHeader:
-    """Parse the container header.
+    """Parse the container header. Its ``metadata`` may be shared with other headers of the
+    same content: do not mutate it.
 
     Raises:
         InvalidManifestError: not an Avro file, or the header is truncated or corrupt.
@@ -154,22 +195,17 @@ def read_header(data: bytes | memoryview, location: str) -> AvroHeader:
     if bytes(data[:4]) != MAGIC:
         what = "is empty" if len(data) == 0 else "is not an Avro file (bad magic bytes)"
         raise InvalidManifestError(f"{location} {what}", location=location)
-    metadata: dict[str, bytes] = {}
-    pos = 4
     try:
-        while True:
-            count, pos = _read_long(data, pos)
-            if count == 0:
-                break
-            if count < 0:  # a block with its byte size, which we do not need
-                count = -count
-                _, pos = _read_long(data, pos)
-            for _ in range(count):
-                key, pos = _read_bytes(data, pos)
-                value, pos = _read_bytes(data, pos)
-                metadata[key.decode("utf-8")] = value
+        pos = _skip_metadata(data, 4)
         if pos + SYNC_SIZE > len(data):
             raise _Truncated
+        raw = bytes(data[4:pos])
+        metadata = _METADATA.get(raw)
+        if metadata is None:
+            metadata = _parse_metadata(data, 4)
+            if len(_METADATA) >= _METADATA_LIMIT:
+                _METADATA.clear()
+            _METADATA[raw] = metadata
     except _Truncated:
         raise InvalidManifestError(
             f"{location} is truncated: the Avro header is incomplete", location=location

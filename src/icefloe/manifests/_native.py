@@ -38,7 +38,7 @@ from icefloe._util.optional import extension_module
 from icefloe.errors import InvalidManifestError
 from icefloe.manifests._avro_file import AvroHeader, count_records, fastavro_parses, schema_of
 
-__all__ = ["NATIVE_MIN_RECORDS", "decode", "native_available", "report_fallback"]
+__all__ = ["NATIVE_MIN_RECORDS", "decode", "native_available", "native_reader", "report_fallback"]
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ _load_lock = threading.Lock()
 _said: set[str] = set()
 
 
-def _reader() -> ModuleType | None:
+def native_reader() -> ModuleType | None:
     global _module, _loaded
     if not _loaded:
         with _load_lock:
@@ -67,7 +67,7 @@ def _reader() -> ModuleType | None:
 
 def native_available() -> bool:
     """Whether the native decoder is installed and loads."""
-    return _reader() is not None
+    return native_reader() is not None
 
 
 def _say_once(kind: str, message: str) -> None:
@@ -161,7 +161,7 @@ def decode(
     returns ``(None, None)``: fastavro's path raises its error. ``min_records``: the smallest
     file decoded natively (default ``NATIVE_MIN_RECORDS``).
     """
-    module = _reader()
+    module = native_reader()
     if module is None:
         return None, _UNAVAILABLE
     try:

@@ -3,8 +3,8 @@ entry, offsets, and the values (counts in an integer array, bounds in one ``byte
 
 Kept compact, since a process-wide cache holds them for every decoded entry and planned files
 decode their maps from them: when every entry has the same layout (the usual case) no code or
-offset is stored per entry; counts that fit 32 bits are stored in 32; bounds of one width (the
-usual case for number-like columns) store no offsets.
+offset is stored per entry; counts are stored in the narrowest integer type that holds them;
+bounds of one width (the usual case for number-like columns) store no offsets.
 """
 
 from __future__ import annotations
@@ -18,33 +18,65 @@ import numpy as np
 
 # ---- metrics maps -----------------------------------------------------------------------------
 
-_INT32 = (-(2**31), 2**31 - 1)
+
+_NARROW = ((np.int16, -(2**15), 2**15 - 1), (np.int32, -(2**31), 2**31 - 1))
+
+
+def _narrowest(values: np.ndarray) -> type[np.signedinteger[Any]] | None:
+    """The smallest integer type holding every value (counts are mostly small), or None."""
+    if not values.size:
+        return None
+    low, high = int(values.min()), int(values.max())
+    for kind, smallest, largest in _NARROW:
+        if smallest <= low and high <= largest:
+            return kind
+    return None
 
 
 class MapColumn:
     """What every metrics column has: per entry a layout code (-1: no map) into the distinct
     tuples of field ids, and the start of the entry's values (``starts``, n + 1 of them).
-    ``uniform`` is the width when every entry has the same (single) layout; then neither
-    codes nor starts are stored (they are computed when asked for)."""
+    ``uniform`` is the width when every entry has the same (single) layout, 0 when every
+    entry's map is empty; then neither codes nor starts are stored (they are computed when
+    asked for)."""
 
     __slots__ = ("_codes", "_starts", "count", "layouts", "uniform")
+    count: int
+    uniform: int | None
+    layouts: list[tuple[int, ...]]
+    _codes: np.ndarray | None
+    _starts: np.ndarray | None
+
+    def _copy_layout(self, other: MapColumn) -> None:
+        """Take the layout of ``other`` (the same lengths and keys: maps of one manifest
+        usually hold the same columns)."""
+        self.count = other.count
+        self.uniform = other.uniform
+        self.layouts = other.layouts
+        self._codes = other._codes
+        self._starts = other._starts
 
     def _set_layout(self, lengths: Sequence[int] | np.ndarray, keys: Sequence[Any] | np.ndarray) -> None:
         """``lengths``: per entry the number of pairs, -1 for no map; ``keys``: all keys."""
         n = len(lengths)
         self.count = n
-        self.uniform: int | None = None
-        self._codes: np.ndarray | None = None
-        self._starts: np.ndarray | None = None
+        self.uniform = None
+        self._codes = None
+        self._starts = None
         length_array = np.asarray(lengths, dtype=np.int64)
-        width = int(length_array[0]) if n else 0
-        if width > 0 and bool((length_array == width).all()):
-            grid = np.asarray(keys, dtype=np.int64).reshape(n, width)
-            if bool((grid == grid[0]).all()):
-                self.layouts: list[tuple[int, ...]] = [tuple(grid[0].tolist())]
+        width = int(length_array[0]) if n else -1
+        if width >= 0 and bool((length_array == width).all()):
+            grid = np.asarray(keys).reshape(n, width)
+            if not width or bool((grid == grid[0]).all()):
+                self.layouts = [tuple(grid[0].tolist()) if width else ()]
                 self.uniform = width
                 return
         starts = np.zeros(n + 1, dtype=np.int64)
+        if width == -1 and bool((length_array == -1).all()):  # no entry has the map
+            self._starts = starts
+            self._codes = np.full(n, -1, dtype=np.int32)
+            self.layouts = []
+            return
         if n:
             np.cumsum(np.maximum(length_array, 0), out=starts[1:])
         self._starts = starts
@@ -105,6 +137,8 @@ class MapColumn:
     def _maps(self, indices: Sequence[int], values: Sequence[Any]) -> list[dict[int, Any] | None]:
         """The dicts of ``indices`` from the flat ``values`` (one per key, in entry order)."""
         width = self.uniform
+        if width == 0:  # every entry has an empty map
+            return [{} for _ in indices]
         if width is not None:
             keys = self.layouts[0]
             if len(indices) == self.count:  # every entry: no selection to make
@@ -151,8 +185,14 @@ class CountsColumn(MapColumn):
         lengths: Sequence[int] | np.ndarray,
         keys: Sequence[Any] | np.ndarray,
         values: Sequence[Any] | np.ndarray,
+        *,
+        layout_of: MapColumn | None = None,
     ):
-        self._set_layout(lengths, keys)
+        """``layout_of``: a column known to have the same lengths and keys."""
+        if layout_of is None:
+            self._set_layout(lengths, keys)
+        else:
+            self._copy_layout(layout_of)
         if isinstance(values, np.ndarray):
             array = values.astype(np.int64, copy=False)
         else:
@@ -161,8 +201,9 @@ class CountsColumn(MapColumn):
             except (TypeError, OverflowError):  # nulls or huge values in a malformed file: keep them
                 self.values: np.ndarray = np.array(values, dtype=object)
                 return
-        if array.size and _INT32[0] <= int(array.min()) and int(array.max()) <= _INT32[1]:
-            array = array.astype(np.int32)  # a copy either way: never a view of decoder memory
+        narrow = _narrowest(array)
+        if narrow is not None:
+            array = array.astype(narrow)  # a copy either way: never a view of decoder memory
         elif array.base is not None:
             array = array.copy()
         self.values = array
@@ -213,12 +254,22 @@ class BoundsColumn(MapColumn):
 
     @classmethod
     def from_blob(
-        cls, lengths: np.ndarray, keys: np.ndarray, blob: bytes, offsets: np.ndarray
+        cls,
+        lengths: np.ndarray,
+        keys: np.ndarray,
+        blob: bytes,
+        offsets: np.ndarray,
+        *,
+        layout_of: MapColumn | None = None,
     ) -> BoundsColumn:
         """The column of values already concatenated: value ``j`` is
-        ``blob[offsets[j]:offsets[j + 1]]`` (``offsets`` starts at 0)."""
+        ``blob[offsets[j]:offsets[j + 1]]`` (``offsets`` starts at 0). ``layout_of``: a column
+        known to have the same lengths and keys."""
         column = cls.__new__(cls)
-        column._set_layout(lengths, keys)
+        if layout_of is None:
+            column._set_layout(lengths, keys)
+        else:
+            column._copy_layout(layout_of)
         column._set_values(blob, offsets)
         return column
 
@@ -273,7 +324,7 @@ class BoundsColumn(MapColumn):
         if values is None:
             blob = self.blob
             width = self.uniform
-            if width is not None and len(indices) < self.count:
+            if width and len(indices) < self.count:
                 # Slice only the selected entries' bounds out of the blob.
                 selected = np.asarray(indices, dtype=np.int64)
                 value_index = (selected[:, None] * width + np.arange(width)).ravel()

@@ -6,8 +6,9 @@ and memory. Two things make them cheap:
 - Their six metrics maps are decoded from the manifest's columns on first use (most planned
   files' metrics are never looked at): a planned file is a ``PlannedDataFile`` (a
   ``DataFile``) whose six metrics slots hold one shared ``_FileStats`` (the columns and the
-  entry), and whose ``column_sizes`` ... ``upper_bounds`` attributes decode (and keep) the
-  entry's map when read, as a read-only mapping. One small object per file instead of six.
+  entry) until read; its ``column_sizes`` ... ``upper_bounds`` attributes then decode the
+  entry's map, as a read-only mapping, and keep it in the slot. One small object per file
+  instead of six.
 - They are built by setting the slots directly (``new_file``): the frozen dataclass
   ``__init__`` goes through ``object.__setattr__`` once per field, which costs twice as much.
 
@@ -22,14 +23,12 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from icefloe.scan._columnar._shared import MAP_NAMES
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
 from icefloe.spec.manifest import ContentFile, DataFile, DeleteFile
 
 __all__ = ["MetricsMap", "PlannedDataFile", "PlannedDeleteFile", "file_stats", "new_file", "planned_class"]
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(ContentFile))
-_UNSET: Any = object()
 
 
 class MetricsMap(Mapping[int, Any]):
@@ -75,25 +74,18 @@ class MetricsMap(Mapping[int, Any]):
 
 
 class _FileStats:
-    """The six metrics maps of one planned file: the manifest's columns and the entry, and
-    the dicts once decoded."""
+    """What one planned file's metrics slots hold until read: the manifest's six metrics
+    columns and the entry."""
 
-    __slots__ = ("columns", "index", "maps")
+    __slots__ = ("columns", "index")
 
     def __init__(self, columns: tuple[CountsColumn | BoundsColumn, ...], index: int):
         self.columns = columns
         self.index = index
-        self.maps: list[Any] | None = None
 
-    def map(self, k: int) -> Mapping[int, Any] | None:
-        maps = self.maps
-        if maps is None:
-            maps = self.maps = [_UNSET] * len(MAP_NAMES)
-        found = maps[k]
-        if found is _UNSET:
-            entry = self.columns[k].entry(self.index)
-            found = maps[k] = None if entry is None else MetricsMap(entry)
-        return found  # type: ignore[no-any-return]
+    def map(self, k: int) -> MetricsMap | None:
+        entry = self.columns[k].entry(self.index)
+        return None if entry is None else MetricsMap(entry)
 
 
 def _lazy_metrics(k: int, name: str) -> property:
@@ -102,7 +94,8 @@ def _lazy_metrics(k: int, name: str) -> property:
     def get(self: ContentFile) -> Any:
         value = slot.__get__(self)
         if value.__class__ is _FileStats:
-            return value.map(k)
+            value = value.map(k)
+            slot.__set__(self, value)  # decoded once (a race decodes it twice, harmlessly)
         return value
 
     def set_(self: ContentFile, value: Any) -> None:  # the dataclass __init__ (``replace``)
