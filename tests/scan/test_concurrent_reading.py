@@ -146,9 +146,10 @@ def test_dictionary_columns(many_files: Table) -> None:
     assert all(pa.types.is_dictionary(b.schema.field("name").type) for b in batches)
     frame = many_files.new_scan().to_pandas(dictionary_columns=["name"])
     assert isinstance(frame["name"].dtype, pd.CategoricalDtype)
-    assert frame["name"].astype(object).where(frame["name"].notna(), None).tolist() == plain.column(
-        "name"
-    ).to_pylist()
+    assert (
+        frame["name"].astype(object).where(frame["name"].notna(), None).tolist()
+        == plain.column("name").to_pylist()
+    )
 
 
 def test_dictionary_columns_of_other_types_or_unknown_names_fail(many_files: Table) -> None:
