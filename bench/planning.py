@@ -40,7 +40,6 @@ import io
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -54,6 +53,7 @@ sys.path.insert(0, str(HERE))
 import fastavro  # noqa: E402
 import pyarrow as pa  # noqa: E402
 from _planning_tables import ID_STRIDE, START_DAY, BenchTable, TableParams, ensure_table  # noqa: E402
+from _rss import peak_rss_mb  # noqa: E402
 from appends import _load_engines_module, pyiceberg_python  # noqa: E402
 
 import icefloe  # noqa: E402
@@ -119,7 +119,7 @@ def queries(params: TableParams) -> dict[str, Query]:
 
 
 def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_rss_mb()
 
 
 def _digest(paths: list[str]) -> str:

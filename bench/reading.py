@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -47,6 +46,7 @@ sys.path.insert(0, str(HERE))
 import pyarrow as pa  # noqa: E402
 import pyarrow.dataset as ds  # noqa: E402
 from _reading_tables import ReadTable, TableParams, ensure_table  # noqa: E402
+from _rss import peak_rss_mb  # noqa: E402
 from appends import pyiceberg_python  # noqa: E402
 
 import icefloe  # noqa: E402
@@ -133,16 +133,7 @@ def time_pyiceberg(python: Path, table: ReadTable, query: dict[str, Any], repeat
 
 
 def _rss_mb() -> float:
-    """This process's peak RSS. On Linux, VmHWM: ``ru_maxrss`` survives exec, so a child
-    started from a large parent would report the parent's peak."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_rss_mb()
 
 
 def child_stream(args: argparse.Namespace) -> dict[str, Any]:
