@@ -21,9 +21,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import resource
 import sys
 import time
+from pathlib import Path
 
 import pyiceberg
 import pyiceberg.avro.decoder
@@ -34,9 +34,12 @@ import pyiceberg.manifest
 import pyiceberg.table
 from pyiceberg.table import StaticTable
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rss import peak_rss_mb
+
 
 def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_rss_mb()
 
 
 def _digest(paths: list[str]) -> str:

@@ -36,10 +36,10 @@ import argparse
 import dataclasses
 import datetime as dt
 import hashlib
+import io
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -51,7 +51,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import fastavro  # noqa: E402
+import pyarrow as pa  # noqa: E402
 from _planning_tables import ID_STRIDE, START_DAY, BenchTable, TableParams, ensure_table  # noqa: E402
+from _rss import peak_rss_mb  # noqa: E402
 from appends import _load_engines_module, pyiceberg_python  # noqa: E402
 
 import icefloe  # noqa: E402
@@ -59,6 +61,7 @@ import icefloe.scan  # noqa: E402
 from icefloe.expressions import ManifestEvaluator, bind, parse  # noqa: E402
 from icefloe.io import local_path  # noqa: E402
 from icefloe.manifests import read_manifest_list  # noqa: E402
+from icefloe.manifests._native import native_reader  # noqa: E402
 from icefloe.spec.manifest import ManifestContent  # noqa: E402
 
 PYICEBERG_SCRIPT = HERE / "_pyiceberg_plan.py"
@@ -116,7 +119,7 @@ def queries(params: TableParams) -> dict[str, Query]:
 
 
 def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_rss_mb()
 
 
 def _digest(paths: list[str]) -> str:
@@ -195,6 +198,39 @@ def child_floor(args: argparse.Namespace) -> dict[str, Any]:
                 records += 1
     seconds = time.perf_counter() - started
     return {"engine": "floor", "cold_s": seconds, "manifests": len(manifests), "records": records}
+
+
+class _Bytes:
+    """A source of the native reader: a fresh stream over bytes each time it is opened."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def __enter__(self) -> io.BytesIO:
+        return io.BytesIO(self.data)
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def child_native_floor(args: argparse.Namespace) -> dict[str, Any]:
+    """The native decoder alone (polars-avro's arrow-avro reader, the one icefloe uses):
+    each file read from disk and decoded into Arrow record batches, nothing else."""
+    reader = native_reader()
+    if reader is None:
+        raise SystemExit("the native floor needs icefloe[fast] (polars-avro)")
+    manifest_list, manifests = opened_manifests(args.metadata, args.filter)
+    records = 0
+    started = time.perf_counter()
+    for path in [manifest_list, *manifests]:
+        with open(path, "rb") as stream:
+            source = _Bytes(stream.read())
+        for batch in reader.AvroSource([lambda source=source: source], False, False).batch_iter(
+            1 << 30, None
+        ):
+            records += pa.record_batch(batch).num_rows
+    seconds = time.perf_counter() - started
+    return {"engine": "native", "cold_s": seconds, "manifests": len(manifests), "records": records}
 
 
 # ---- running the children ------------------------------------------------------------------
@@ -299,6 +335,20 @@ def run_floor_child(table: BenchTable, query: Query) -> dict[str, Any]:
     return _run_json(cmd)
 
 
+def run_native_floor_child(table: BenchTable, query: Query) -> dict[str, Any]:
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        "native",
+        "--metadata",
+        str(table.metadata),
+    ]
+    if query.text():
+        cmd += ["--filter", query.text() or ""]
+    return _run_json(cmd)
+
+
 def run_pyiceberg_child(python: Path, table: BenchTable, query: Query, warm: int) -> dict[str, Any]:
     cmd = [str(python), str(PYICEBERG_SCRIPT), "--metadata", str(table.metadata), "--warm", str(warm)]
     if query.text():
@@ -373,8 +423,10 @@ def render(rows: list[dict[str, Any]]) -> str:
         "files",
         "mfst",
         "floor",
+        "native",
         "icefloe cold",
         "/floor",
+        "/native",
         "pyiceberg cold",
         "pyi/ice",
         "java 1st",
@@ -388,6 +440,7 @@ def render(rows: list[dict[str, Any]]) -> str:
     lines = []
     for r in rows:
         ice, pyi, floor, java = r["icefloe"], r["pyiceberg"], r["floor"], r.get("java")
+        native = r.get("native")
         java_times = java["times"] if java else []
         lines.append(
             [
@@ -396,8 +449,10 @@ def render(rows: list[dict[str, Any]]) -> str:
                 f"{ice.files:,}",
                 str(floor.manifests),
                 _fmt_s(floor.cold),
+                _fmt_s(native.cold) if native else "-",
                 _fmt_s(ice.cold),
                 _ratio(ice.cold, floor.cold),
+                _ratio(ice.cold, native.cold) if native else "-",
                 _fmt_s(pyi.cold) if pyi else "-",
                 _ratio(pyi.cold, ice.cold) if pyi else "-",
                 _fmt_s(java_times[0]) if java_times else "-",
@@ -477,7 +532,7 @@ def main(argv: list[str]) -> int:
         "--quiet-wait", type=float, default=30.0, help="longest wait for it, seconds (0: never)"
     )
     parser.add_argument("--profile", help="SIZE:QUERY: cProfile one cold icefloe plan and stop")
-    parser.add_argument("--child", choices=["icefloe", "floor"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["icefloe", "floor", "native"], help=argparse.SUPPRESS)
     parser.add_argument("--warehouse", help=argparse.SUPPRESS)
     parser.add_argument("--metadata", help=argparse.SUPPRESS)
     parser.add_argument("--filter", help=argparse.SUPPRESS)
@@ -489,10 +544,14 @@ def main(argv: list[str]) -> int:
     if args.child == "floor":
         print(json.dumps(child_floor(args)))
         return 0
+    if args.child == "native":
+        print(json.dumps(child_native_floor(args)))
+        return 0
     if args.profile:
         profile_one(args.profile, args.cache_bytes)
         return 0
 
+    native = native_reader() is not None
     sizes = [s for s in args.sizes.split(",") if s]
     names = [q for q in args.queries.split(",") if q]
     python = None if args.no_pyiceberg else pyiceberg_python(args.pyiceberg_python)
@@ -518,11 +577,15 @@ def main(argv: list[str]) -> int:
                 "icefloe": Result("icefloe"),
                 "pyiceberg": None if python is None else Result("pyiceberg"),
                 "floor": Result("floor"),
+                "native": Result("native") if native else None,
             }
             print(f"  {size} {name}: ", end="", flush=True)
             for _ in range(repeat):
                 wait_quiet(args.quiet, args.quiet_wait)
                 row["floor"].add(run_floor_child(table, query))
+                if native:
+                    wait_quiet(args.quiet, args.quiet_wait)
+                    row["native"].add(run_native_floor_child(table, query))
                 wait_quiet(args.quiet, args.quiet_wait)
                 row["icefloe"].add(run_icefloe_child(table, query, args.warm, args.cache_bytes))
 
@@ -569,7 +632,8 @@ def main(argv: list[str]) -> int:
         )
     print(
         "\nfloor: fastavro decoding the manifest list and the manifests the plan opens (mfst);"
-        " /floor: icefloe cold / floor;\npyi/ice: PyIceberg / icefloe (above 1: icefloe is faster);"
+        " native: the native decoder (arrow-avro) decoding the same, nothing else;\n/floor, /native:"
+        " icefloe cold / that floor; pyi/ice: PyIceberg / icefloe (above 1: icefloe is faster);"
         " MB: peak RSS of the cold process (imports included);\njava: first plan in the JVM and"
         " the best of the next ones (no manifest cache; JIT warm)."
     )

@@ -85,6 +85,8 @@ class Rules:
 
     check_nulls = False
     verb = "read"
+    #: Dictionary arrays of the target's value type are kept as they are (not decoded).
+    keep_dictionaries = False
 
     def matcher(self, sources: Sequence[pa.Field]) -> Callable[[NestedField], int | None]:
         """A function giving the index of the source child that holds a target field, or None."""
@@ -146,10 +148,13 @@ class ReadRules(Rules):
         special: arrays by field id for fields the file lacks, for this batch (``_pos``).
     """
 
-    def __init__(self, location: str, constants: dict[int, Any] | None = None):
+    def __init__(
+        self, location: str, constants: dict[int, Any] | None = None, *, keep_dictionaries: bool = False
+    ):
         self.location = location
         self.constants = constants or {}
         self.special: dict[int, pa.Array] = {}
+        self.keep_dictionaries = keep_dictionaries
 
     def matcher(self, sources: Sequence[pa.Field]) -> Callable[[NestedField], int | None]:
         by_id: dict[int, int] = {}
@@ -369,6 +374,8 @@ def _project(
         # spec: a column read as unknown is ignored and replaced with nulls
         return pa.nulls(len(array), target_field.type)
     if isinstance(array.type, pa.DictionaryType):
+        if rules.keep_dictionaries and array.type.value_type.equals(target_field.type):
+            return array
         array = array.dictionary_decode()
     if rules.check_nulls and target.required:
         _check_nulls(array, valid, path)

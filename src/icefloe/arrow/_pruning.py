@@ -7,7 +7,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from icefloe.arrow._types import field_id_of, schema_to_arrow
@@ -138,6 +137,9 @@ def prune_row_groups(
         if f.name not in names:
             dataset_fields.append(f)
     try:
+        # Imported here: pyarrow.dataset imports pandas (40 MB), which planning never needs.
+        import pyarrow.dataset as ds
+
         file_format = (
             ds.ParquetFileFormat()
             if decryption_properties is None

@@ -53,6 +53,7 @@ __all__ = [
     "ROW_ID_ID",
     "ROW_POSITION_ID",
     "ArrowFileSource",
+    "read_arrow_schema",
     "read_file_schema",
     "read_parquet",
     "read_position_deletes",
@@ -62,6 +63,8 @@ __all__ = [
 
 #: Rows per record batch unless told otherwise.
 DEFAULT_BATCH_SIZE = 131_072
+#: Files whose read row groups hold at most this many compressed bytes are pre-buffered.
+PRE_BUFFER_BYTES = 64 << 20
 #: Field id of the ``_pos`` metadata column: the row's position in its data file.
 ROW_POSITION_ID = 2147483645
 #: Field ids of the v3 row-lineage columns ``_row_id`` and ``_last_updated_sequence_number``.
@@ -178,11 +181,13 @@ def read_parquet(
     use_threads: bool = True,
     byte_range: tuple[int, int] | None = None,
     key_metadata: bytes | None = None,
+    dictionary_ids: Collection[int] = (),
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of one Parquet file, projected to ``projected`` by field id.
 
-    Every batch has exactly the schema ``schema_to_arrow(projected)``; empty batches are not
-    yielded (a file whose rows are all deleted or filtered yields nothing).
+    Every batch has exactly the schema ``read_arrow_schema(projected, dictionary_ids)``
+    (``schema_to_arrow(projected)`` when no column is kept dictionary-encoded); empty batches
+    are not yielded (a file whose rows are all deleted or filtered yields nothing).
 
     Args:
         fs: an icefloe ``FileIO`` (anything with ``arrow_filesystem(location)``), a pyarrow
@@ -216,6 +221,10 @@ def read_parquet(
             (parquet-mr's range filter, used by Java Iceberg and Spark). Splits that tile the
             file read every row group exactly once. ``positions_to_delete``, ``_pos`` and
             ``_row_id`` stay positions in the whole file. None reads the whole file.
+        dictionary_ids: top-level string and binary columns (field ids) to return
+            dictionary-encoded, as Parquet usually stores them: pyarrow keeps the file's
+            dictionaries instead of expanding them (less memory, faster), and encodes the
+            pages that are not.
 
     Raises:
         InvalidDataFileError: the file is missing, truncated or not Parquet, has no field ids
@@ -236,7 +245,45 @@ def read_parquet(
         use_threads=use_threads,
         byte_range=byte_range,
         key_metadata=key_metadata,
+        dictionary_ids=frozenset(dictionary_ids),
     )
+
+
+def read_arrow_schema(projected: Schema, dictionary_ids: Collection[int] = ()) -> pa.Schema:
+    """The Arrow schema of the batches :func:`read_parquet` yields for ``projected``: that of
+    ``schema_to_arrow``, with the top-level string and binary columns of ``dictionary_ids``
+    dictionary-encoded (int32 indices)."""
+    schema = schema_to_arrow(projected)
+    if not dictionary_ids:
+        return schema
+    fields = []
+    for field, iceberg_field in zip(schema, projected.fields):
+        if iceberg_field.field_id in dictionary_ids and _dictionary_value_type(field.type):
+            field = field.with_type(pa.dictionary(pa.int32(), field.type))
+        fields.append(field)
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def _dictionary_value_type(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind))
+
+
+def _as_dictionary(column: pa.Array, kind: pa.DictionaryType) -> pa.Array:
+    """``column`` as a dictionary array of exactly ``kind``."""
+    if not isinstance(column.type, pa.DictionaryType):
+        column = column.dictionary_encode()
+    if column.type != kind:
+        column = column.cast(kind)
+    return column
+
+
+def _stored_bytes(metadata: pq.FileMetaData, row_groups: list[int]) -> int:
+    """The compressed size of the row groups (every column: an upper bound of what is read)."""
+    total = 0
+    for group in row_groups:
+        row_group = metadata.row_group(group)
+        total += sum(row_group.column(c).total_compressed_size for c in range(row_group.num_columns))
+    return total
 
 
 def row_groups_in_range(metadata: pq.FileMetaData, start: int, length: int) -> list[int]:
@@ -325,22 +372,29 @@ def _read(
     what: str = "data file",
     byte_range: tuple[int, int] | None = None,
     key_metadata: bytes | None = None,
+    dictionary_ids: frozenset[int] = frozenset(),
 ) -> Iterator[pa.RecordBatch]:
     encrypted = key_metadata is not None
     decryption = read_options(key_metadata, path)
     try:
-        source, remote = _open(fs, path)
+        source, _ = _open(fs, path)
     except _READ_ERRORS as e:
         raise _file_error(path, e, what, encrypted=encrypted) from e
     with source:
         try:
-            parquet_file = pq.ParquetFile(source, pre_buffer=remote, **decryption)
+            parquet_file = pq.ParquetFile(source, pre_buffer=False, **decryption)
             metadata = parquet_file.metadata
             raw_schema = parquet_file.schema_arrow
         except _READ_ERRORS as e:
             raise _file_error(path, e, what, encrypted=encrypted) from e
         file_schema, mapping = _file_schema_with_ids(raw_schema, name_mapping, file_schema_hint, path)
-        target_schema = schema_to_arrow(projected)
+        target_schema = read_arrow_schema(projected, dictionary_ids)
+        dictionary_columns = [
+            raw.name
+            for raw, mapped in zip(raw_schema, file_schema)
+            if field_id_of(mapped) in dictionary_ids and _dictionary_value_type(raw.type)
+        ]
+
         target_struct = projected.as_struct()
         deletes = as_positions(positions_to_delete) if positions_to_delete is not None else None
         if deletes is not None and len(deletes) == 0:
@@ -381,8 +435,26 @@ def _read(
             or projected.find_field(ROW_POSITION_ID) is not None
             or any(fid == ROW_ID_ID for _, fid in inherited)
         )
-        rules = ReadRules(path, constants)
-
+        rules = ReadRules(path, constants, keep_dictionaries=bool(dictionary_ids))
+        dictionary_indices = [
+            (i, field.type)
+            for i, field in enumerate(target_schema)
+            if isinstance(field.type, pa.DictionaryType)
+        ]
+        # pre_buffer: the column chunks are fetched in a few large (coalesced, concurrent) reads
+        # rather than one per page, on local disks as on object stores; pyarrow fetches every
+        # row group's up front, so only when they are few enough to hold (memory stays bounded).
+        pre_buffer = _stored_bytes(metadata, row_groups) <= PRE_BUFFER_BYTES
+        if pre_buffer or dictionary_columns:
+            try:
+                parquet_file = pq.ParquetFile(
+                    source,
+                    metadata=metadata,
+                    pre_buffer=pre_buffer,
+                    read_dictionary=dictionary_columns or None,
+                )
+            except _READ_ERRORS as e:
+                raise _file_error(path, e, what) from e
         try:
             batches = parquet_file.iter_batches(
                 batch_size=batch_size, row_groups=row_groups, columns=columns, use_threads=use_threads
@@ -398,7 +470,7 @@ def _read(
             except StopIteration:
                 break
             except _READ_ERRORS as e:
-                raise _file_error(path, e, encrypted=encrypted) from e
+                raise _file_error(path, e, what, encrypted=encrypted) from e
             count = batch.num_rows
             positions = row_segments.positions(stream_start, count) if needs_positions else None
             stream_start += count
@@ -431,6 +503,8 @@ def _read(
                 else:
                     fallback = pa.repeat(pa.scalar(sequence_number, pa.int64()), count)
                 projected_columns[index] = _coalesce(projected_columns[index], fallback)
+            for index, kind in dictionary_indices:
+                projected_columns[index] = _as_dictionary(projected_columns[index], kind)
             if projected_columns:
                 result = pa.RecordBatch.from_arrays(projected_columns, schema=target_schema)
             else:  # nothing projected (a count): batches of rows without columns

@@ -38,6 +38,8 @@ from icefloe.errors import InvalidManifestError, MissingDependencyError, Validat
 __all__ = [
     "AvroHeader",
     "avro_codec",
+    "count_records",
+    "fastavro_parses",
     "gc_paused",
     "read_blocks",
     "read_header",
@@ -102,7 +104,8 @@ def avro_codec(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AvroHeader:
-    """The header of an Avro container file: its metadata, sync marker and where it ends."""
+    """The header of an Avro container file: its metadata (shared: do not mutate), sync marker
+    and where it ends."""
 
     metadata: dict[str, bytes]
     sync: bytes
@@ -143,8 +146,48 @@ def _read_bytes(data: bytes | memoryview, pos: int) -> tuple[bytes, int]:
     return bytes(data[pos:end]), end
 
 
+def _skip_metadata(data: bytes | memoryview, pos: int) -> int:
+    """Where the header's metadata map (starting at ``pos``) ends, its lengths checked."""
+    while True:
+        count, pos = _read_long(data, pos)
+        if count == 0:
+            return pos
+        if count < 0:  # a block with its byte size
+            count = -count
+            _, pos = _read_long(data, pos)
+        for _ in range(2 * count):
+            length, pos = _read_long(data, pos)
+            if length < 0:
+                raise ValueError("negative length")
+            pos += length
+            if pos > len(data):
+                raise _Truncated
+
+
+def _parse_metadata(data: bytes | memoryview, pos: int) -> dict[str, bytes]:
+    metadata: dict[str, bytes] = {}
+    while True:
+        count, pos = _read_long(data, pos)
+        if count == 0:
+            return metadata
+        if count < 0:
+            count = -count
+            _, pos = _read_long(data, pos)
+        for _ in range(count):
+            key, pos = _read_bytes(data, pos)
+            value, pos = _read_bytes(data, pos)
+            metadata[key.decode("utf-8")] = value
+
+
+# Header bytes (after the magic, before the sync marker) -> their parsed metadata. Every
+# manifest of one table and spec has the same header but for its sync marker.
+_METADATA: dict[bytes, dict[str, bytes]] = {}
+_METADATA_LIMIT = 256
+
+
 def read_header(data: bytes | memoryview, location: str) -> AvroHeader:
-    """Parse the container header.
+    """Parse the container header. Its ``metadata`` may be shared with other headers of the
+    same content: do not mutate it.
 
     Raises:
         InvalidManifestError: not an Avro file, or the header is truncated or corrupt.
@@ -152,22 +195,17 @@ def read_header(data: bytes | memoryview, location: str) -> AvroHeader:
     if bytes(data[:4]) != MAGIC:
         what = "is empty" if len(data) == 0 else "is not an Avro file (bad magic bytes)"
         raise InvalidManifestError(f"{location} {what}", location=location)
-    metadata: dict[str, bytes] = {}
-    pos = 4
     try:
-        while True:
-            count, pos = _read_long(data, pos)
-            if count == 0:
-                break
-            if count < 0:  # a block with its byte size, which we do not need
-                count = -count
-                _, pos = _read_long(data, pos)
-            for _ in range(count):
-                key, pos = _read_bytes(data, pos)
-                value, pos = _read_bytes(data, pos)
-                metadata[key.decode("utf-8")] = value
+        pos = _skip_metadata(data, 4)
         if pos + SYNC_SIZE > len(data):
             raise _Truncated
+        raw = bytes(data[4:pos])
+        metadata = _METADATA.get(raw)
+        if metadata is None:
+            metadata = _parse_metadata(data, 4)
+            if len(_METADATA) >= _METADATA_LIMIT:
+                _METADATA.clear()
+            _METADATA[raw] = metadata
     except _Truncated:
         raise InvalidManifestError(
             f"{location} is truncated: the Avro header is incomplete", location=location
@@ -265,6 +303,16 @@ def schema_of(header: AvroHeader, location: str) -> Any:
     return _parsed_schema(header, location).writer
 
 
+def fastavro_parses(header: AvroHeader, location: str) -> bool:
+    """Whether fastavro accepts the header's schema (it rejects, for one, a named type defined
+    twice, which PyIceberg 0.12 writes for two partition fields of one decimal or fixed type).
+
+    Raises:
+        InvalidManifestError: the header has no schema or it is not JSON.
+    """
+    return _parsed_schema(header, location).record is not None
+
+
 def _codec_of(header: AvroHeader, location: str) -> str:
     codec = (header.metadata.get("avro.codec") or b"null").decode("utf-8", "replace")
     if codec in _CODEC_PACKAGES and not _codec_works(codec):
@@ -311,9 +359,15 @@ def read_blocks(
     return _reader_blocks(data, header, parsed.writer, location)
 
 
-def _fast_blocks(
-    data: bytes, header: AvroHeader, record_schema: Any, deflate: bool, location: str, chunk: int
-) -> Iterator[list[dict[str, Any]]]:
+def _frames(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[int, int, int]]:
+    """The container blocks after ``header``: (record count, start, end) of each block's
+    (compressed) bytes, every block's count, size and sync marker checked, up to the exact end
+    of the file.
+
+    Raises:
+        InvalidManifestError: (while iterating) a truncated block, a negative count or size, or
+            a wrong sync marker, naming the file.
+    """
     pos = header.end
     size_of_data = len(data)
     sync = header.sync
@@ -332,10 +386,28 @@ def _fast_blocks(
             raise _corrupt(location, EOFError())
         if data[end : end + SYNC_SIZE] != sync:
             raise _corrupt(location, ValueError("expected sync marker not found"))
-        raw = data[pos:end]
+        yield count, pos, end
         pos = end + SYNC_SIZE
+
+
+def count_records(data: bytes, header: AvroHeader, location: str) -> int:
+    """The number of records the file's blocks announce, after checking the framing of every
+    block (see ``_frames``) without decoding any: a decoder that does not check the container
+    itself (the native one) is handed only files whose framing is sound.
+
+    Raises:
+        InvalidManifestError: a truncated block or a wrong sync marker, naming the file.
+    """
+    return sum(count for count, _, _ in _frames(data, header, location))
+
+
+def _fast_blocks(
+    data: bytes, header: AvroHeader, record_schema: Any, deflate: bool, location: str, chunk: int
+) -> Iterator[list[dict[str, Any]]]:
+    for count, start, end in _frames(data, header, location):
         if count == 0:
             continue
+        raw = data[start:end]
         try:
             body = zlib.decompress(raw, -15) if deflate else raw
         except Exception as exc:

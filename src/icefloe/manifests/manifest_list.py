@@ -7,7 +7,8 @@ data manifest without a ``first_row_id`` gets one, counting up from the snapshot
 Java writes: ``snapshot-id``, ``parent-snapshot-id`` ("null" for none), ``sequence-number``
 (v2+), ``first-row-id`` (v3) and ``format-version``.
 
-Reading gives ``ManifestFile`` rows; v1 lists read as data manifests at sequence number 0.
+Reading gives ``ManifestFile`` rows; v1 lists read as data manifests at sequence number 0. A
+list of many rows is decoded natively when ``icefloe[fast]`` is installed (``_native``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
+from itertools import repeat
 from types import TracebackType
 from typing import Any
 
@@ -26,6 +28,7 @@ from icefloe.io.encryption import (
     new_encrypted_output,
     new_manifest_list_input,
 )
+from icefloe.manifests import _native as native
 from icefloe.manifests._avro_file import avro_codec, read_records, write_records
 from icefloe.manifests.reader import parse_avro
 from icefloe.manifests.writer import UNASSIGNED_SEQ
@@ -411,7 +414,16 @@ def read_manifest_list(
     ]
     result: list[ManifestFile] = []
     fields = [names[name] for name in order]  # a missing field's name gives None from .get
-    for rec in read_records(data, header, schema, location):
+    batch, reason = native.decode(data, header, location)
+    rows: Iterable[tuple[Any, ...]]
+    if batch is not None:
+        # Whole columns as Python values: the same values fastavro's records hold (structs
+        # become dicts by field name), so every row goes through the same checks below.
+        present = set(batch.schema.names)
+        rows = zip(*(batch.column(f).to_pylist() if f in present else repeat(None) for f in fields))
+    else:
+        rows = (tuple(map(rec.get, fields)) for rec in read_records(data, header, schema, location))
+    for row in rows:
         try:
             (
                 path,
@@ -430,7 +442,7 @@ def read_manifest_list(
                 partitions,
                 key_metadata,
                 first_row_id,
-            ) = map(rec.get, fields)
+            ) = row
             if path is None or length is None or spec_id is None:
                 raise KeyError("manifest_path, manifest_length and partition_spec_id are required")
             result.append(
@@ -462,4 +474,5 @@ def read_manifest_list(
             raise InvalidManifestError(
                 f"{location} has an invalid manifest row ({type(exc).__name__}: {exc})", location=location
             ) from exc
+    native.report_fallback(reason)
     return result

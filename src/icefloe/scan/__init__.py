@@ -9,7 +9,13 @@ from icefloe.scan.changelog import (
 from icefloe.scan.delete_index import DeleteFileIndex
 from icefloe.scan.incremental import appends_between, plan_appended_files, resolve_range
 from icefloe.scan.planning import plan_files, referenced_columns
-from icefloe.scan.reading import EqualityDeletes, PositionDeletes, read_batches, task_row_count
+from icefloe.scan.reading import (
+    EqualityDeletes,
+    PositionDeletes,
+    dictionary_field_ids,
+    read_batches,
+    task_row_count,
+)
 from icefloe.scan.splitting import (
     CombinedScanTask,
     ScanTaskGroup,
@@ -43,6 +49,7 @@ __all__ = [
     "appends_between",
     "changelog_arrow_schema",
     "changelog_snapshots",
+    "dictionary_field_ids",
     "merge_tasks",
     "plan_appended_files",
     "plan_changelog",

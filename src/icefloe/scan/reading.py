@@ -18,19 +18,20 @@ byte range only (Parquet's midpoint rule); deletes and ``_pos`` keep the file's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import functools
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from icefloe.arrow.equality import key_column
-from icefloe.arrow.reader import read_parquet, split_row_ranges
+from icefloe.arrow.reader import read_arrow_schema, read_parquet, split_row_ranges
 from icefloe.arrow.row_filter import to_arrow_expression
-from icefloe.arrow.schema import schema_to_arrow
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, bind
 from icefloe.io import FileIO
+from icefloe.scan._concurrent import ordered
 from icefloe.scan._deletes import (
     EqualityDeletes,
     PositionDeletes,
@@ -40,10 +41,27 @@ from icefloe.scan._deletes import (
 )
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spec.manifest import FileContent, FileFormat
+from icefloe.spec.name_mapping import NameMapping
 from icefloe.spec.schema import Schema
 from icefloe.spec.table_metadata import TableMetadata
+from icefloe.spec.types import BinaryType, StringType
 
-__all__ = ["EqualityDeletes", "PositionDeletes", "read_batches", "task_row_count"]
+__all__ = [
+    "BUFFERED_BATCHES",
+    "READ_AHEAD",
+    "EqualityDeletes",
+    "PositionDeletes",
+    "dictionary_field_ids",
+    "read_batches",
+    "task_row_count",
+]
+
+
+#: Tasks read ahead of the one being consumed (each in a thread of its own), as pyarrow's
+#: dataset scanner reads four fragments ahead.
+READ_AHEAD = 4
+#: Batches each task holds ready beyond the one being decoded.
+BUFFERED_BATCHES = 2
 
 
 def read_batches(
@@ -55,8 +73,15 @@ def read_batches(
     case_sensitive: bool = True,
     batch_size: int | None = None,
     deletes: PositionDeletes | None = None,
+    dictionary_ids: Collection[int] = (),
+    read_ahead: int = READ_AHEAD,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of ``tasks``, projected to ``read_schema``, without their deleted rows.
+
+    Tasks are read concurrently (``read_ahead`` at a time, each in a thread, holding at most a
+    few batches), and their batches come out in task order: the same batches, in the same
+    order, as reading the tasks one after another. Memory is bounded by ``read_ahead`` reads
+    (see :func:`icefloe.arrow.reader.read_parquet`), not by the size of the table.
 
     Args:
         io: reads data and delete files.
@@ -68,33 +93,102 @@ def read_batches(
         case_sensitive: how residual column names match.
         batch_size: the maximum rows per batch.
         deletes: the scan's delete file cache (default a new one for this call).
+        dictionary_ids: top-level string and binary columns to keep dictionary-encoded (see
+            ``read_arrow_schema``).
+        read_ahead: tasks read at once (1: one after another, in the caller's thread's turn).
 
     Raises:
         InvalidDataFileError: a data or delete file is missing or malformed (naming it).
         UnsupportedFeatureError: a data file is not Parquet.
     """
     name_mapping = table_name_mapping(metadata)
-    if deletes is None:
-        deletes = PositionDeletes(io, metadata)
-    for task in tasks:
-        if isinstance(task.residual, AlwaysFalse):
-            continue
-        if task.file.file_format != FileFormat.PARQUET:
-            raise UnsupportedFeatureError(
-                f"data file {task.file.file_path} is {task.file.file_format.value}; icefloe reads Parquet data files"
+    cache = deletes if deletes is not None else PositionDeletes(io, metadata)
+    dictionaries = frozenset(dictionary_ids)
+
+    def sources() -> Iterator[Callable[[], Iterable[pa.RecordBatch]]]:
+        # Delete files are loaded here, in the consumer's thread (the cache is not shared
+        # between threads); a task's data file is read in a thread of its own.
+        for task in tasks:
+            if isinstance(task.residual, AlwaysFalse):
+                continue
+            try:
+                yield _task_reader(
+                    io, task, read_schema, cache, name_mapping, case_sensitive, batch_size, dictionaries
+                )
+            except Exception as error:  # raised when the consumer reaches this task, as in turn
+                yield functools.partial(_raise, error)
+
+    yield from ordered(sources(), ahead=read_ahead, buffered=BUFFERED_BATCHES)
+
+
+def dictionary_field_ids(
+    schema: Schema, columns: bool | Iterable[str], *, case_sensitive: bool = True
+) -> frozenset[int]:
+    """The field ids of the top-level string and binary ``columns`` of ``schema`` (True: all of
+    them), the columns a read may keep dictionary-encoded.
+
+    Raises:
+        ValidationError: a column ``schema`` lacks, or one of another type (naming it).
+    """
+    if columns is True:
+        return frozenset(
+            f.field_id for f in schema.fields if isinstance(f.field_type, (StringType, BinaryType))
+        )
+    if columns is False:
+        return frozenset()
+    ids = set()
+    for name in [columns] if isinstance(columns, str) else columns:
+        field = next(
+            (
+                f
+                for f in schema.fields
+                if (f.name == name if case_sensitive else f.name.lower() == name.lower())
+            ),
+            None,
+        )
+        if field is None:
+            raise ValidationError(f"dictionary column '{name}' is not a top-level column of the scan")
+        if not isinstance(field.field_type, (StringType, BinaryType)):
+            raise ValidationError(
+                f"dictionary column '{name}' is {field.field_type}; only string and binary columns are dictionary-encoded"
             )
-        positions = deletes.for_task(task)
-        equality = deletes.equality_for_task(task, read_schema)
-        schema = _with_delete_columns(read_schema, equality)
-        residual = None
-        if not isinstance(task.residual, AlwaysTrue):
-            bound = bind(read_schema, task.residual, case_sensitive=case_sensitive)
-            residual = to_arrow_expression(bound, read_schema)
-        kwargs: dict[str, Any] = {}
-        if batch_size is not None:
-            kwargs["batch_size"] = batch_size
-        if not task.is_whole_file:
-            kwargs["byte_range"] = (task.start, task.length)
+        ids.add(field.field_id)
+    return frozenset(ids)
+
+
+def _raise(error: Exception) -> Iterable[pa.RecordBatch]:
+    raise error
+
+
+def _task_reader(
+    io: FileIO,
+    task: FileScanTask,
+    read_schema: Schema,
+    deletes: PositionDeletes,
+    name_mapping: NameMapping | None,
+    case_sensitive: bool,
+    batch_size: int | None,
+    dictionary_ids: frozenset[int],
+) -> Callable[[], Iterable[pa.RecordBatch]]:
+    """What reading one task's rows takes, prepared (deletes loaded, residual bound)."""
+    if task.file.file_format != FileFormat.PARQUET:
+        raise UnsupportedFeatureError(
+            f"data file {task.file.file_path} is {task.file.file_format.value}; icefloe reads Parquet data files"
+        )
+    positions = deletes.for_task(task)
+    equality = deletes.equality_for_task(task, read_schema)
+    schema = _with_delete_columns(read_schema, equality)
+    residual = None
+    if not isinstance(task.residual, AlwaysTrue):
+        bound = bind(read_schema, task.residual, case_sensitive=case_sensitive)
+        residual = to_arrow_expression(bound, read_schema)
+    kwargs: dict[str, Any] = {}
+    if batch_size is not None:
+        kwargs["batch_size"] = batch_size
+    if not task.is_whole_file:
+        kwargs["byte_range"] = (task.start, task.length)
+
+    def read() -> Iterable[pa.RecordBatch]:
         batches = read_parquet(
             io,
             task.file.file_path,
@@ -106,11 +200,14 @@ def read_batches(
             first_row_id=task.file.first_row_id,
             data_sequence_number=task.data_sequence_number,
             key_metadata=task.file.key_metadata,
+            dictionary_ids=dictionary_ids,
             **kwargs,
         )
         if equality:
-            batches = _without_equality_deletes(batches, equality, schema, read_schema)
-        yield from batches
+            return _without_equality_deletes(batches, equality, schema, read_schema, dictionary_ids)
+        return batches
+
+    return read
 
 
 def task_row_count(
@@ -187,12 +284,16 @@ def _with_delete_columns(read_schema: Schema, equality: list[EqualityDeletes]) -
 
 
 def _without_equality_deletes(
-    batches: Iterable[pa.RecordBatch], equality: list[EqualityDeletes], schema: Schema, read_schema: Schema
+    batches: Iterable[pa.RecordBatch],
+    equality: list[EqualityDeletes],
+    schema: Schema,
+    read_schema: Schema,
+    dictionary_ids: Collection[int] = (),
 ) -> Iterator[pa.RecordBatch]:
     """``batches`` (of ``schema``) without the rows the equality deletes delete, projected to
     ``read_schema``."""
     paths = [[index_path(schema, i) for i in e.field_ids] for e in equality]
-    target = None if schema is read_schema else schema_to_arrow(read_schema)
+    target = None if schema is read_schema else read_arrow_schema(read_schema, dictionary_ids)
     for batch in batches:
         deleted = None
         for deletes, columns in zip(equality, paths):

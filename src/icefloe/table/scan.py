@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self
 
 import pyarrow as pa
 
 from icefloe._util.optional import import_optional
-from icefloe.arrow.schema import schema_to_arrow
+from icefloe.arrow.reader import read_arrow_schema
 from icefloe.errors import NoSuchSnapshotError, UnsupportedFeatureError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, always_true, and_, parse
 from icefloe.io import FileIO
@@ -41,6 +41,7 @@ from icefloe.scan import (
     appends_between,
     changelog_arrow_schema,
     changelog_snapshots,
+    dictionary_field_ids,
     plan_appended_files,
     plan_changelog,
     plan_files,
@@ -185,8 +186,17 @@ class _Scan:
 
     # ---- reading -----------------------------------------------------------------------------
 
-    def to_batches(self, *, batch_size: int | None = None) -> Iterator[pa.RecordBatch]:
-        """Stream the rows as Arrow record batches; memory stays bounded by a batch."""
+    def to_batches(
+        self, *, batch_size: int | None = None, dictionary_columns: bool | Iterable[str] = False
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream the rows as Arrow record batches. Files are read a few at a time, each in a
+        thread (pyarrow decodes with the GIL released); memory stays bounded by those reads,
+        whatever the size of the table.
+
+        ``dictionary_columns``: string and binary columns (True: all, or their names) to return
+        dictionary-encoded, as Parquet stores them: less memory, and faster to read and to turn
+        into pandas ``Categorical``s.
+        """
         table_schema = self._table_schema()
         projected = self.schema()
         # Columns the filter needs are read too and dropped after filtering.
@@ -194,8 +204,11 @@ class _Scan:
         read_schema = table_schema.select(
             *_union(self.selected, needed), case_sensitive=self.is_case_sensitive
         )
+        dictionary_ids = dictionary_field_ids(
+            projected, dictionary_columns, case_sensitive=self.is_case_sensitive
+        )
         tasks = self._tasks_to_read()
-        output_schema = schema_to_arrow(projected)
+        output_schema = read_arrow_schema(projected, dictionary_ids)
         for batch in read_batches(
             self.table.io(),
             self.table.metadata,
@@ -203,19 +216,23 @@ class _Scan:
             read_schema,
             case_sensitive=self.is_case_sensitive,
             batch_size=batch_size,
+            dictionary_ids=dictionary_ids,
         ):
             if read_schema != projected:
                 batch = _project_batch(batch, output_schema)
             yield batch
 
-    def to_arrow(self) -> pa.Table:
-        """All matching rows as one Arrow table."""
-        schema = schema_to_arrow(self.schema())
-        return pa.Table.from_batches(list(self.to_batches()), schema=schema)
+    def to_arrow(self, *, dictionary_columns: bool | Iterable[str] = False) -> pa.Table:
+        """All matching rows as one Arrow table (``dictionary_columns``: see ``to_batches``)."""
+        ids = dictionary_field_ids(self.schema(), dictionary_columns, case_sensitive=self.is_case_sensitive)
+        batches = list(self.to_batches(dictionary_columns=dictionary_columns))
+        return pa.Table.from_batches(batches, schema=read_arrow_schema(self.schema(), ids))
 
-    def to_pandas(self, **kwargs: Any) -> Any:
+    def to_pandas(self, *, dictionary_columns: bool | Iterable[str] = False, **kwargs: Any) -> Any:
+        """All matching rows as a pandas DataFrame; ``dictionary_columns`` become
+        ``Categorical`` (see ``to_batches``)."""
         import_optional("pandas", extra="pandas")
-        return self.to_arrow().to_pandas(**kwargs)
+        return self.to_arrow(dictionary_columns=dictionary_columns).to_pandas(**kwargs)
 
     def to_polars(self) -> Any:
         polars = import_optional("polars", extra="polars")
@@ -584,10 +601,13 @@ class IncrementalChangelogScan(_IncrementalScan):
 
     # ---- reading -----------------------------------------------------------------------------
 
-    def to_batches(self, *, batch_size: int | None = None) -> Iterator[pa.RecordBatch]:
+    def to_batches(
+        self, *, batch_size: int | None = None, dictionary_columns: bool | Iterable[str] = False
+    ) -> Iterator[pa.RecordBatch]:
         """Stream the changed rows as Arrow record batches, in change ordinal order. Memory
         stays bounded by a batch; with ``remove_carryovers()`` or ``compute_updates()``, by the
-        changes of one commit."""
+        changes of one commit. (``dictionary_columns`` is not supported here.)"""
+        _no_dictionaries(dictionary_columns)
         table_schema = self._table_schema()
         output_schema = self.arrow_schema()
         needed = referenced_columns(self.row_filter, table_schema, case_sensitive=self.is_case_sensitive)
@@ -625,13 +645,19 @@ class IncrementalChangelogScan(_IncrementalScan):
                 changes = compute_updates(changes, identifier)
             yield from changes.to_batches(max_chunksize=batch_size)
 
-    def to_arrow(self) -> pa.Table:
+    def to_arrow(self, *, dictionary_columns: bool | Iterable[str] = False) -> pa.Table:
         """All changed rows as one Arrow table."""
+        _no_dictionaries(dictionary_columns)
         return pa.Table.from_batches(list(self.to_batches()), schema=self.arrow_schema())
 
     def count(self) -> int:
         """The number of changed rows."""
         return sum(batch.num_rows for batch in self.to_batches())
+
+
+def _no_dictionaries(dictionary_columns: bool | Iterable[str]) -> None:
+    if dictionary_columns is not False and dictionary_columns != ():
+        raise UnsupportedFeatureError("a changelog scan returns no dictionary-encoded columns")
 
 
 def _ordinal(batch: pa.RecordBatch) -> int:

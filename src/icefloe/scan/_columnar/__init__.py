@@ -22,7 +22,8 @@ the entries a plan keeps.
 from icefloe.scan._columnar._shared import HotValues
 from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder, decode_manifest
 from icefloe.scan._columnar.manifest import DecodedManifest
-from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn, LazyMetrics
+from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
+from icefloe.scan._columnar.planned import PlannedDataFile, PlannedDeleteFile
 
 __all__ = [
     "CHUNK",
@@ -30,7 +31,8 @@ __all__ = [
     "CountsColumn",
     "DecodedManifest",
     "HotValues",
-    "LazyMetrics",
     "ManifestBuilder",
+    "PlannedDataFile",
+    "PlannedDeleteFile",
     "decode_manifest",
 ]

@@ -1,4 +1,5 @@
-"""Building a ``DecodedManifest`` from a manifest's Avro records (fastavro) in chunks."""
+"""Decoding a manifest into a ``DecodedManifest``: natively (``native``), or from fastavro's
+records in chunks (``ManifestBuilder``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from typing import Any
 import numpy as np
 
 from icefloe.errors import InvalidManifestError
-from icefloe.manifests.reader import EntryLayout, MetricsMapLayout, gc_paused, manifest_records
+from icefloe.manifests import _native as native
+from icefloe.manifests._avro_file import read_blocks, read_header, schema_of
+from icefloe.manifests.reader import EntryLayout, MetricsMapLayout, entry_layout, gc_paused
 from icefloe.scan._columnar._shared import (
     ADDED,
     CONTENTS,
@@ -27,8 +30,9 @@ from icefloe.scan._columnar._shared import (
     null_mask,
     sparse_column,
 )
-from icefloe.scan._columnar.manifest import DecodedManifest
+from icefloe.scan._columnar.manifest import DecodedManifest, empty_manifest
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
+from icefloe.scan._columnar.native import Unsupported, decoded_from_arrow
 from icefloe.spec.manifest import (
     FileFormat,
     ManifestContent,
@@ -181,7 +185,7 @@ class ManifestBuilder:
     def _finish(self) -> tuple[DecodedManifest, HotValues]:
         manifest = self.manifest
         if not self._started:
-            return _empty(manifest), {name: [] for name in MAP_NAMES}
+            return empty_manifest(manifest), {name: [] for name in MAP_NAMES}
         columns = self._columns
         status_values = columns["status"]
         count = len(status_values)
@@ -306,41 +310,27 @@ class ManifestBuilder:
         return np.array(codes, dtype=np.int32), partitions
 
 
-def _empty(manifest: ManifestFile) -> DecodedManifest:
-    empty = CountsColumn([], [], [])
-    empty_bounds = BoundsColumn([], [], [])
-    i64 = np.zeros(0, dtype=np.int64)
-    return DecodedManifest(
-        manifest=manifest,
-        count=0,
-        status=np.zeros(0, dtype=np.int8),
-        content=np.zeros(0, dtype=np.int8),
-        snapshot_id=i64,
-        snapshot_null=None,
-        sequence_number=i64,
-        sequence_null=None,
-        file_sequence_number=i64,
-        file_sequence_null=None,
-        record_count=i64,
-        file_size_in_bytes=i64,
-        partition_codes=np.zeros(0, dtype=np.int32),
-        partitions=[],
-        formats=np.zeros(0, dtype=np.int8),
-        format_values=[],
-        file_path=[],
-        metrics={name: (empty_bounds if name.endswith("bounds") else empty) for name in MAP_NAMES},
-        extras={name: None for name in EXTRA_NAMES},
-    )
-
-
-def decode_manifest(data: bytes, manifest: ManifestFile) -> tuple[DecodedManifest, HotValues]:
-    """Decode the manifest file ``data`` (the file of ``manifest``, its list row).
+def decode_manifest(data: bytes, manifest: ManifestFile) -> tuple[DecodedManifest, HotValues | None]:
+    """Decode the manifest file ``data`` (the file of ``manifest``, its list row): natively
+    into Arrow when the native decoder is installed and the file is worth it, else (or when
+    it cannot) with fastavro. Returns the decoded manifest and, from fastavro's path, the flat
+    values of its metrics maps.
 
     Raises:
         InvalidManifestError: the file is not a valid manifest, naming it.
         MissingDependencyError: its codec needs a package that is not installed.
     """
-    layout, blocks = manifest_records(data, manifest.manifest_path, chunk=CHUNK)
+    location = manifest.manifest_path
+    header = read_header(data, location)
+    layout = entry_layout(schema_of(header, location), None, location)
+    batch, reason = native.decode(data, header, location)
+    if batch is not None:
+        try:
+            return decoded_from_arrow(batch, layout, manifest), None
+        except Unsupported as exc:
+            reason = f"{location} ({exc})"
     builder = ManifestBuilder(layout, manifest)
-    builder.read(blocks)
-    return builder.finish()
+    builder.read(read_blocks(data, header, location, chunk=CHUNK))
+    decoded = builder.finish()
+    native.report_fallback(reason)
+    return decoded

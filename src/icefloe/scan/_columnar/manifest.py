@@ -7,6 +7,7 @@ import itertools
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from icefloe.scan._columnar._shared import (
     HotValues,
 )
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
+from icefloe.scan._columnar.planned import file_stats, new_file, planned_class
 from icefloe.spec.manifest import (
     ContentFile,
     DataFile,
@@ -141,66 +143,90 @@ class DecodedManifest:
         """The ``DataFile`` / ``DeleteFile`` of each entry in ``indices``, equal field by field
         to what ``read_manifest`` gives for it. ``hot``: the builder's flat value lists, while
         the plan that decoded this manifest has them (saves converting the arrays back when
-        ``stats`` selects columns; with all stats, the maps are ``LazyMetrics``).
+        ``stats`` selects columns).
 
-        ``stats``: which column metrics the files keep: all (True), none (False: the six
-        metrics maps are None, as Java's ``copyWithoutStats``; building a file then costs a
-        fraction), or those of the given field ids (Java's ``copyWithStats``)."""
-        if stats is False:
-            none: list[Any] = [None] * len(indices)
-            column_sizes = value_counts = null_counts = nan_counts = lower = upper = none
-        elif stats is True:
-            # Decoded on first use: most planned files' metrics are never looked at.
-            metrics = self.metrics
-            column_sizes, value_counts, null_counts, nan_counts, lower, upper = (
-                metrics[name].lazy_maps(indices) for name in MAP_NAMES
-            )
+        ``stats``: which column metrics the files keep: all (True: planned files, whose maps
+        are decoded on first use, see ``planned``), none (False: the six metrics maps are None,
+        as Java's ``copyWithoutStats``), or those of the given field ids (Java's
+        ``copyWithStats``)."""
+        if not len(indices):
+            return []
+        every = len(indices) == self.count
+        paths = self.file_path if every else _take(self.file_path, indices)
+        records = self.record_count.tolist() if every else self.record_count[indices].tolist()
+        sizes = self.file_size_in_bytes.tolist() if every else self.file_size_in_bytes[indices].tolist()
+        content_codes = self.content if every else self.content[indices]
+        format_codes = self.formats if every else self.formats[indices]
+        partition_codes = self.partition_codes if every else self.partition_codes[indices]
+        single_content = bool((content_codes == content_codes[0]).all())
+        if single_content:
+            contents: Any = itertools.repeat(CONTENTS[int(content_codes[0])])
         else:
-            metrics = self.metrics
-            column_sizes, value_counts, null_counts, nan_counts, lower, upper = (
-                only_stats(metrics[name].maps(indices, None if hot is None else hot[name]), stats)
-                for name in MAP_NAMES
-            )
-        paths = self.file_path
-        records = self.record_count.tolist()
-        sizes = self.file_size_in_bytes.tolist()
-        contents = self.content.tolist()
-        formats = self.formats.tolist()
+            contents = [CONTENTS[c] for c in content_codes.tolist()]
         format_values = self.format_values
-        parts = self.partition_codes.tolist()
+        if len(format_values) == 1:
+            formats: Any = itertools.repeat(format_values[0])
+        else:
+            formats = [format_values[c] for c in format_codes.tolist()]
         partitions = self.partitions
-        spec_id = self.manifest.partition_spec_id
+        if len(partitions) == 1:
+            parts: Any = itertools.repeat(partitions[0])
+        else:
+            parts = [partitions[c] for c in partition_codes.tolist()]
+        spec_ids = itertools.repeat(self.manifest.partition_spec_id)
         extras = [self.extras[name] for name in EXTRA_NAMES]
-        plain = all(e is None for e in extras)
-        rows: list[tuple[Any, ...]] = []
-        if not plain:
+        if all(e is None for e in extras):
+            rows: Any = itertools.repeat(_NO_EXTRAS)
+        else:
             # The optional fields of each entry, as a tuple (zip does the work in C).
-            rows = list(zip(*(itertools.repeat(None, self.count) if e is None else e for e in extras)))
-        result: list[ContentFile] = []
-        append = result.append
-        for k, i in enumerate(indices):
-            content = contents[i]
-            cls = DataFile if content == DATA else DeleteFile
-            head = (
-                paths[i],
-                format_values[formats[i]],
-                records[i],
-                sizes[i],
-                partitions[parts[i]],
-                CONTENTS[content],
-                spec_id,
-                column_sizes[k],
-                value_counts[k],
-                null_counts[k],
-                nan_counts[k],
-                lower[k],
-                upper[k],
+            columns = [
+                itertools.repeat(None) if e is None else (e if every else _take(e, indices)) for e in extras
+            ]
+            rows = zip(*columns)
+        if single_content:
+            classes: Any = itertools.repeat(_class_of(int(content_codes[0]), stats is True))
+        else:
+            classes = [_class_of(c, stats is True) for c in content_codes.tolist()]
+        if stats is True:
+            # Decoded on first use: most planned files' metrics are never looked at.
+            columns_of_maps = tuple(self.metrics[name] for name in MAP_NAMES)
+            per_file: Any = map(file_stats, itertools.repeat(columns_of_maps), indices)
+        else:
+            per_file = itertools.repeat(None)
+        result: list[ContentFile] = list(
+            map(
+                new_file,
+                classes,
+                paths,
+                formats,
+                records,
+                sizes,
+                parts,
+                contents,
+                spec_ids,
+                per_file,
+                rows,
             )
-            if plain:
-                append(cls(*head))
-            else:
-                append(cls(*head, *rows[i]))
-        return result
+        )
+        if stats is False or stats is True:
+            return result
+        metrics = self.metrics
+        maps = [
+            only_stats(metrics[name].maps(indices, None if hot is None else hot[name]), stats)
+            for name in MAP_NAMES
+        ]
+        return [
+            dataclasses.replace(
+                file,
+                column_sizes=cs,
+                value_counts=vc,
+                null_value_counts=nc,
+                nan_value_counts=nan,
+                lower_bounds=lo,
+                upper_bounds=up,
+            )
+            for file, cs, vc, nc, nan, lo, up in zip(result, *maps)
+        ]
 
     def entries(self, indices: Sequence[int], files: Sequence[ContentFile]) -> list[ManifestEntry]:
         """The ``ManifestEntry`` of each entry in ``indices`` (``files`` are their files)."""
@@ -222,6 +248,21 @@ class DecodedManifest:
         ]
 
 
+_NO_EXTRAS = (None,) * len(EXTRA_NAMES)
+
+
+def _class_of(content: int, lazy: bool) -> type[ContentFile]:
+    plain = DataFile if content == DATA else DeleteFile
+    return planned_class(plain) if lazy else plain
+
+
+def _take(values: list[Any], indices: Sequence[int]) -> list[Any]:
+    """``[values[i] for i in indices]``, in C."""
+    if len(indices) == 1:
+        return [values[indices[0]]]
+    return list(itemgetter(*indices)(values))
+
+
 def only_stats(
     maps: list[dict[int, Any] | None], stats: bool | frozenset[int]
 ) -> list[dict[int, Any] | None]:
@@ -229,6 +270,34 @@ def only_stats(
     if isinstance(stats, bool):
         return maps
     return [None if m is None else {k: v for k, v in m.items() if k in stats} for m in maps]
+
+
+def empty_manifest(manifest: ManifestFile) -> DecodedManifest:
+    """A manifest without entries."""
+    empty = CountsColumn([], [], [])
+    empty_bounds = BoundsColumn([], [], [])
+    i64 = np.zeros(0, dtype=np.int64)
+    return DecodedManifest(
+        manifest=manifest,
+        count=0,
+        status=np.zeros(0, dtype=np.int8),
+        content=np.zeros(0, dtype=np.int8),
+        snapshot_id=i64,
+        snapshot_null=None,
+        sequence_number=i64,
+        sequence_null=None,
+        file_sequence_number=i64,
+        file_sequence_null=None,
+        record_count=i64,
+        file_size_in_bytes=i64,
+        partition_codes=np.zeros(0, dtype=np.int32),
+        partitions=[],
+        formats=np.zeros(0, dtype=np.int8),
+        format_values=[],
+        file_path=[],
+        metrics={name: (empty_bounds if name.endswith("bounds") else empty) for name in MAP_NAMES},
+        extras={name: None for name in EXTRA_NAMES},
+    )
 
 
 DECODED_FIELDS = tuple(f.name for f in dataclasses.fields(DecodedManifest))

@@ -1,11 +1,17 @@
 """Metrics maps (column sizes, value / null / NaN counts, bounds) as columns: a layout code per
-entry, offsets, and the values (counts in an int64 array, bounds in one ``bytes``)."""
+entry, offsets, and the values (counts in an integer array, bounds in one ``bytes``).
+
+Kept compact, since a process-wide cache holds them for every decoded entry and planned files
+decode their maps from them: when every entry has the same layout (the usual case) no code or
+offset is stored per entry; counts are stored in the narrowest integer type that holds them;
+bounds of one width (the usual case for number-like columns) store no offsets.
+"""
 
 from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,45 +19,98 @@ import numpy as np
 # ---- metrics maps -----------------------------------------------------------------------------
 
 
+_NARROW = ((np.int16, -(2**15), 2**15 - 1), (np.int32, -(2**31), 2**31 - 1))
+
+
+def _narrowest(values: np.ndarray) -> type[np.signedinteger[Any]] | None:
+    """The smallest integer type holding every value (counts are mostly small), or None."""
+    if not values.size:
+        return None
+    low, high = int(values.min()), int(values.max())
+    for kind, smallest, largest in _NARROW:
+        if smallest <= low and high <= largest:
+            return kind
+    return None
+
+
 class MapColumn:
     """What every metrics column has: per entry a layout code (-1: no map) into the distinct
     tuples of field ids, and the start of the entry's values (``starts``, n + 1 of them).
-    ``uniform`` is the width when every entry has the same (single) layout."""
+    ``uniform`` is the width when every entry has the same (single) layout, 0 when every
+    entry's map is empty; then neither codes nor starts are stored (they are computed when
+    asked for)."""
 
-    __slots__ = ("codes", "layouts", "starts", "uniform")
+    __slots__ = ("_codes", "_starts", "count", "layouts", "uniform")
+    count: int
+    uniform: int | None
+    layouts: list[tuple[int, ...]]
+    _codes: np.ndarray | None
+    _starts: np.ndarray | None
 
-    def _set_layout(self, lengths: list[int], keys: list[Any]) -> None:
+    def _copy_layout(self, other: MapColumn) -> None:
+        """Take the layout of ``other`` (the same lengths and keys: maps of one manifest
+        usually hold the same columns)."""
+        self.count = other.count
+        self.uniform = other.uniform
+        self.layouts = other.layouts
+        self._codes = other._codes
+        self._starts = other._starts
+
+    def _set_layout(self, lengths: Sequence[int] | np.ndarray, keys: Sequence[Any] | np.ndarray) -> None:
         """``lengths``: per entry the number of pairs, -1 for no map; ``keys``: all keys."""
         n = len(lengths)
-        starts = np.zeros(n + 1, dtype=np.int64)
-        if n:
-            np.cumsum(np.maximum(np.array(lengths, dtype=np.int64), 0), out=starts[1:])
-        self.starts = starts
-        self.uniform: int | None = None
-        width = lengths[0] if n else 0
-        if width > 0 and lengths.count(width) == n:
-            grid = np.array(keys, dtype=np.int64).reshape(n, width)
-            if (grid == grid[0]).all():
-                self.codes = np.zeros(n, dtype=np.int32)
-                self.layouts: list[tuple[int, ...]] = [tuple(grid[0].tolist())]
+        self.count = n
+        self.uniform = None
+        self._codes = None
+        self._starts = None
+        length_array = np.asarray(lengths, dtype=np.int64)
+        width = int(length_array[0]) if n else -1
+        if width >= 0 and bool((length_array == width).all()):
+            grid = np.asarray(keys).reshape(n, width)
+            if not width or bool((grid == grid[0]).all()):
+                self.layouts = [tuple(grid[0].tolist()) if width else ()]
                 self.uniform = width
                 return
+        starts = np.zeros(n + 1, dtype=np.int64)
+        if width == -1 and bool((length_array == -1).all()):  # no entry has the map
+            self._starts = starts
+            self._codes = np.full(n, -1, dtype=np.int32)
+            self.layouts = []
+            return
+        if n:
+            np.cumsum(np.maximum(length_array, 0), out=starts[1:])
+        self._starts = starts
+        key_list = keys.tolist() if isinstance(keys, np.ndarray) else keys
         codes: list[int] = []
         index: dict[tuple[int, ...], int] = {}
         layouts: list[tuple[int, ...]] = []
         start_list = starts.tolist()
-        for i, length in enumerate(lengths):
+        for i, length in enumerate(length_array.tolist()):
             if length < 0:
                 codes.append(-1)
                 continue
-            entry_keys = tuple(keys[start_list[i] : start_list[i + 1]])
+            entry_keys = tuple(key_list[start_list[i] : start_list[i + 1]])
             code = index.get(entry_keys)
             if code is None:
                 code = index[entry_keys] = len(layouts)
                 layouts.append(entry_keys)
             codes.append(code)
-        self.codes = np.array(codes, dtype=np.int32)
+        self._codes = np.array(codes, dtype=np.int32)
         self.layouts = layouts
+
+    @property
+    def codes(self) -> np.ndarray:
+        """The layout code of each entry (-1: the entry has no map)."""
+        if self._codes is None:
+            return np.zeros(self.count, dtype=np.int32)
+        return self._codes
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Where each entry's values start (and, last, where they end)."""
+        if self._starts is None:
+            return np.arange(self.count + 1, dtype=np.int64) * (self.uniform or 0)
+        return self._starts
 
     def position_in(self, keys: tuple[int, ...], field_id: int) -> int:
         """Where ``field_id`` is in a layout, -1 if absent. A field id repeated in one map
@@ -64,12 +123,12 @@ class MapColumn:
 
     def positions(self, field_id: int) -> tuple[np.ndarray, np.ndarray]:
         """(present, index of the value) of ``field_id`` per entry."""
-        n = len(self.codes)
+        n = self.count
         if self.uniform is not None:  # one layout for every entry (the usual case)
             position = self.position_in(self.layouts[0], field_id)
             if position < 0:
                 return np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
-            return np.ones(n, dtype=bool), self.starts[:-1] + position
+            return np.ones(n, dtype=bool), np.arange(n, dtype=np.int64) * self.uniform + position
         by_layout = [self.position_in(keys, field_id) for keys in self.layouts]
         pos = np.array([*by_layout, -1])[self.codes]  # code -1 picks the trailing -1
         present = pos >= 0
@@ -78,9 +137,11 @@ class MapColumn:
     def _maps(self, indices: Sequence[int], values: Sequence[Any]) -> list[dict[int, Any] | None]:
         """The dicts of ``indices`` from the flat ``values`` (one per key, in entry order)."""
         width = self.uniform
+        if width == 0:  # every entry has an empty map
+            return [{} for _ in indices]
         if width is not None:
             keys = self.layouts[0]
-            if len(indices) == len(self.codes):  # every entry: no selection to make
+            if len(indices) == self.count:  # every entry: no selection to make
                 return [dict(zip(keys, row)) for row in zip(*[iter(values)] * width)]
             return [dict(zip(keys, values[i * width : i * width + width])) for i in indices]
         starts = self.starts.tolist()
@@ -92,79 +153,26 @@ class MapColumn:
         ]
 
     def _nbytes(self) -> int:
-        return self.codes.nbytes + self.starts.nbytes + sum(64 + 32 * len(k) for k in self.layouts)
+        stored = sum(a.nbytes for a in (self._codes, self._starts) if a is not None)
+        return 64 + stored + sum(64 + 32 * len(k) for k in self.layouts)
+
+    def has_map(self, i: int) -> bool:
+        """Whether entry ``i`` has this map."""
+        return self.uniform is not None or int(self.codes[i]) >= 0
 
     def entry(self, i: int) -> dict[int, Any] | None:
         """The dict of entry ``i`` alone (None: the entry has no map)."""
+        width = self.uniform
+        if width is not None:
+            return dict(zip(self.layouts[0], self._values(i * width, i * width + width)))
         code = int(self.codes[i])
         if code < 0:
             return None
-        start, end = int(self.starts[i]), int(self.starts[i + 1])
-        return dict(zip(self.layouts[code], self._values(start, end)))
+        starts = self.starts
+        return dict(zip(self.layouts[code], self._values(int(starts[i]), int(starts[i + 1]))))
 
     def _values(self, start: int, end: int) -> list[Any]:
         raise NotImplementedError
-
-    def lazy_maps(self, indices: Sequence[int]) -> list[LazyMetrics | None]:
-        """A lazily decoded map per entry in ``indices`` (None for an entry without one)."""
-        if self.uniform is not None:
-            return [LazyMetrics(self, i) for i in indices]
-        codes = self.codes.tolist()
-        return [None if codes[i] < 0 else LazyMetrics(self, i) for i in indices]
-
-
-class LazyMetrics(Mapping[int, Any]):
-    """One file's metrics map (field id -> count or bound), decoded from its manifest's
-    columns on first use.
-
-    Planning hands out a ``DataFile`` per kept entry; building its six metrics dicts eagerly
-    was most of the cost of planning many files, and most callers never look at them. This
-    mapping keeps a reference to the column and the entry; it pickles (and compares) as the
-    plain dict it stands for."""
-
-    __slots__ = ("_column", "_dict", "_index")
-
-    def __init__(self, column: MapColumn, index: int):
-        self._column = column
-        self._index = index
-        self._dict: dict[int, Any] | None = None
-
-    def _load(self) -> dict[int, Any]:
-        found = self._dict
-        if found is None:
-            found = self._dict = self._column.entry(self._index) or {}
-        return found
-
-    def __getitem__(self, key: int) -> Any:
-        return self._load()[key]
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._load())
-
-    def __len__(self) -> int:
-        return len(self._load())
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._load()
-
-    def get(self, key: int, default: Any = None) -> Any:
-        return self._load().get(key, default)
-
-    def copy(self) -> dict[int, Any]:
-        return dict(self._load())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyMetrics):
-            other = other._load()
-        return self._load() == other
-
-    __hash__ = None  # type: ignore[assignment]  # a mutable-mapping stand-in: unhashable like dict
-
-    def __repr__(self) -> str:
-        return repr(self._load())
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (self._load(),))
 
 
 class CountsColumn(MapColumn):
@@ -172,18 +180,39 @@ class CountsColumn(MapColumn):
 
     __slots__ = ("values",)
 
-    def __init__(self, lengths: list[int], keys: list[Any], values: list[Any]):
-        self._set_layout(lengths, keys)
-        try:
-            self.values: np.ndarray = np.array(values, dtype=np.int64)
-        except (TypeError, OverflowError):  # nulls or huge values in a malformed file: keep them
-            self.values = np.array(values, dtype=object)
+    def __init__(
+        self,
+        lengths: Sequence[int] | np.ndarray,
+        keys: Sequence[Any] | np.ndarray,
+        values: Sequence[Any] | np.ndarray,
+        *,
+        layout_of: MapColumn | None = None,
+    ):
+        """``layout_of``: a column known to have the same lengths and keys."""
+        if layout_of is None:
+            self._set_layout(lengths, keys)
+        else:
+            self._copy_layout(layout_of)
+        if isinstance(values, np.ndarray):
+            array = values.astype(np.int64, copy=False)
+        else:
+            try:
+                array = np.array(values, dtype=np.int64)
+            except (TypeError, OverflowError):  # nulls or huge values in a malformed file: keep them
+                self.values: np.ndarray = np.array(values, dtype=object)
+                return
+        narrow = _narrowest(array)
+        if narrow is not None:
+            array = array.astype(narrow)  # a copy either way: never a view of decoder memory
+        elif array.base is not None:
+            array = array.copy()
+        self.values = array
 
     def _values(self, start: int, end: int) -> list[Any]:
         return self.values[start:end].tolist()  # type: ignore[no-any-return]
 
     def get(self, field_id: int) -> tuple[np.ndarray, np.ndarray]:
-        """(present, value) of ``field_id`` per entry; the value is 0 where not present."""
+        """(present, value) of ``field_id`` per entry (int64); the value is 0 where not present."""
         present, index = self.positions(field_id)
         if not len(self.values):
             return present, np.zeros(len(present), dtype=np.int64)
@@ -191,7 +220,7 @@ class CountsColumn(MapColumn):
         if values.dtype == object:  # a malformed file: only ints count as known
             known = present & np.array([isinstance(v, int) for v in values], dtype=bool)
             return known, np.array([v if isinstance(v, int) else 0 for v in values], dtype=np.int64)
-        return present, np.where(present, values, 0)
+        return present, np.where(present, values, 0).astype(np.int64, copy=False)
 
     def maps(self, indices: Sequence[int], values: list[Any] | None = None) -> list[dict[int, Any] | None]:
         """The dict of each entry in ``indices`` (None for an entry without the map).
@@ -204,27 +233,70 @@ class CountsColumn(MapColumn):
 
 class BoundsColumn(MapColumn):
     """A bytes-valued metrics map (lower / upper bounds) of every entry: the values
-    concatenated in ``blob``, value ``j`` at ``blob[offsets[j]:offsets[j + 1]]``."""
+    concatenated in ``blob``, value ``j`` at ``blob[offsets[j]:offsets[j + 1]]``. When every
+    value has one width, no offsets are stored (``width``)."""
 
-    __slots__ = ("blob", "offsets")
+    __slots__ = ("_offsets", "blob", "size", "width")
 
-    def __init__(self, lengths: list[int], keys: list[Any], values: list[Any]):
+    def __init__(
+        self, lengths: Sequence[int] | np.ndarray, keys: Sequence[Any] | np.ndarray, values: Sequence[Any]
+    ):
         self._set_layout(lengths, keys)
         try:
-            self.blob: bytes = b"".join(values)
+            blob = b"".join(values)
         except TypeError:  # a null bound in a malformed file: stored empty (undecodable)
             values = [b"" if v is None else v for v in values]
-            self.blob = b"".join(values)
-        self.offsets: np.ndarray = np.zeros(len(values) + 1, dtype=np.int64)
+            blob = b"".join(values)
+        offsets = np.zeros(len(values) + 1, dtype=np.int64)
         if values:
-            np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=len(values)), out=self.offsets[1:])
+            np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=len(values)), out=offsets[1:])
+        self._set_values(blob, offsets)
+
+    @classmethod
+    def from_blob(
+        cls,
+        lengths: np.ndarray,
+        keys: np.ndarray,
+        blob: bytes,
+        offsets: np.ndarray,
+        *,
+        layout_of: MapColumn | None = None,
+    ) -> BoundsColumn:
+        """The column of values already concatenated: value ``j`` is
+        ``blob[offsets[j]:offsets[j + 1]]`` (``offsets`` starts at 0). ``layout_of``: a column
+        known to have the same lengths and keys."""
+        column = cls.__new__(cls)
+        if layout_of is None:
+            column._set_layout(lengths, keys)
+        else:
+            column._copy_layout(layout_of)
+        column._set_values(blob, offsets)
+        return column
+
+    def _set_values(self, blob: bytes, offsets: np.ndarray) -> None:
+        self.blob: bytes = blob
+        self.size = len(offsets) - 1
+        self.width: int | None = None
+        self._offsets: np.ndarray | None = None
+        if self.size > 0 and len(blob) % self.size == 0:
+            width = len(blob) // self.size
+            if width and bool((np.diff(offsets) == width).all()):
+                self.width = width
+                return
+        self._offsets = offsets.astype(np.int64, copy=True)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        if self._offsets is None:
+            return np.arange(self.size + 1, dtype=np.int64) * (self.width or 0)
+        return self._offsets
 
     def fixed(self, field_id: int, dtype: str, width: int) -> np.ndarray | None:
         """The bounds of ``field_id`` as an array of ``dtype``, when every entry has the same
         layout, holds the field and every bound is ``width`` bytes (a manifest of number-like
         columns): a view of the blob, no copy. None otherwise."""
-        n = len(self.codes)
-        if self.uniform is None or not n or len(self.blob) != width * (len(self.offsets) - 1):
+        n = self.count
+        if self.uniform is None or not n or self.width != width:
             return None
         position = self.position_in(self.layouts[0], field_id)
         if position < 0:
@@ -234,12 +306,15 @@ class BoundsColumn(MapColumn):
     def raw(self, field_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(present, start, length) of the serialized bound of ``field_id`` per entry."""
         present, index = self.positions(field_id)
-        if len(self.offsets) < 2:
+        if self.size < 1:
             zeros = np.zeros(len(present), dtype=np.int64)
             return present, zeros, zeros
-        index = index.clip(0, len(self.offsets) - 2)
-        start = self.offsets[index]
-        return present, start, np.where(present, self.offsets[index + 1] - start, 0)
+        index = index.clip(0, self.size - 1)
+        if self.width is not None:
+            return present, index * self.width, np.where(present, self.width, 0)
+        offsets = self.offsets
+        start = offsets[index]
+        return present, start, np.where(present, offsets[index + 1] - start, 0)
 
     def maps(
         self, indices: Sequence[int], values: Sequence[Any] | None = None
@@ -249,12 +324,13 @@ class BoundsColumn(MapColumn):
         if values is None:
             blob = self.blob
             width = self.uniform
-            if width is not None and len(indices) < len(self.codes):
+            if width and len(indices) < self.count:
                 # Slice only the selected entries' bounds out of the blob.
                 selected = np.asarray(indices, dtype=np.int64)
                 value_index = (selected[:, None] * width + np.arange(width)).ravel()
-                starts = self.offsets[value_index].tolist()
-                ends = self.offsets[value_index + 1].tolist()
+                offsets = self.offsets
+                starts = offsets[value_index].tolist()
+                ends = offsets[value_index + 1].tolist()
                 picked = [blob[a:b] for a, b in zip(starts, ends)]
                 keys = self.layouts[0]
                 return [dict(zip(keys, row)) for row in zip(*[iter(picked)] * width)]
@@ -262,22 +338,23 @@ class BoundsColumn(MapColumn):
         return self._maps(indices, values)
 
     def _values(self, start: int, end: int) -> list[Any]:
-        offsets = self.offsets[start : end + 1].tolist()
         blob = self.blob
+        width = self.width
+        if width is not None:
+            return [blob[a : a + width] for a in range(start * width, end * width, width)]
+        offsets = self.offsets[start : end + 1].tolist()
         return [blob[a:b] for a, b in itertools.pairwise(offsets)]
 
     def _all_values(self) -> list[bytes] | tuple[bytes, ...]:
         """Every bound as its own bytes object, in order."""
-        count = len(self.offsets) - 1
-        if count <= 0:
+        if self.size <= 0:
             return []
-        if len(self.blob) % count == 0:
-            width = len(self.blob) // count
-            if width and (np.diff(self.offsets) == width).all():
-                # All the same width (ints, longs, dates, timestamps, doubles): one C call.
-                return struct.unpack(f"{width}s" * count, self.blob)
+        if self.width is not None:
+            # All the same width (ints, longs, dates, timestamps, doubles): one C call.
+            return struct.unpack(f"{self.width}s" * self.size, self.blob)
         blob = self.blob
         return [blob[a:b] for a, b in itertools.pairwise(self.offsets.tolist())]
 
     def nbytes(self) -> int:
-        return self._nbytes() + len(self.blob) + self.offsets.nbytes
+        offsets = 0 if self._offsets is None else self._offsets.nbytes
+        return self._nbytes() + len(self.blob) + offsets

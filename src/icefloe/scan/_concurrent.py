@@ -1,0 +1,107 @@
+"""Running several item streams ahead in threads, yielding their items in order (private).
+
+Reading a scan's tasks one after another leaves cores idle: pyarrow decodes a row group's
+columns in parallel, but opening a file, reading its footer and waiting for its bytes are
+serial, and a few columns do not fill the cores. ``ordered`` runs up to ``ahead`` streams (one
+per task) at once in threads of its own, each holding at most ``buffered`` items, and yields
+every item of the first stream, then of the second, and so on: the output is exactly that of
+running them in turn, and memory stays bounded by ``ahead x (buffered + the item being
+made)``. pyarrow releases the GIL while it reads and decodes, so the threads overlap.
+
+Streaming stays lazy: only the first stream starts before the consumer has taken its first
+item; the others start when it comes back for the next. Threads belong to one call (no pool
+shared between scans, which a paused consumer could exhaust). When the consumer stops early (closes the generator, or an error), the threads are
+told to stop and are not waited for: each stops at its next item.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+__all__ = ["ordered"]
+
+T = TypeVar("T")
+_END = object()
+_POLL_SECONDS = 0.05
+
+
+class _Failure:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+class _Stream:
+    """One source running in its own thread, its items in a bounded queue."""
+
+    def __init__(self, source: Callable[[], Iterable[Any]], buffered: int, stop: threading.Event):
+        self.items: queue.Queue[Any] = queue.Queue(maxsize=buffered)
+        self.stop = stop
+        self.thread = threading.Thread(target=self._run, args=(source,), name="icefloe-read", daemon=True)
+        self.thread.start()
+
+    def _put(self, item: Any) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.items.put(item, timeout=_POLL_SECONDS)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self, source: Callable[[], Iterable[Any]]) -> None:
+        try:
+            for item in source():
+                if not self._put(item):
+                    return
+        except BaseException as error:  # handed to the consumer, which raises it
+            self._put(_Failure(error))
+            return
+        self._put(_END)
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            item = self.items.get()
+            if item is _END:
+                return
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item
+
+
+def ordered(sources: Iterable[Callable[[], Iterable[T]]], *, ahead: int, buffered: int) -> Iterator[T]:
+    """The items of every source, source by source, each source's in its order; up to
+    ``ahead`` sources run at once, each holding at most ``buffered`` items not yet taken.
+
+    A source's error is raised when the consumer reaches its items (the items before it are
+    yielded first), as running them in turn would.
+    """
+    pending = iter(sources)
+    running: deque[_Stream] = deque()
+    stop = threading.Event()
+    limit = 1  # until the consumer comes back for a second item: nothing is read ahead
+
+    def start() -> None:
+        while len(running) < limit:
+            source = next(pending, None)
+            if source is None:
+                return
+            running.append(_Stream(source, max(1, buffered), stop))
+
+    try:
+        start()
+        while running:
+            for item in running[0]:
+                yield item
+                if limit == 1 < ahead:
+                    limit = ahead
+                    start()
+            running.popleft()
+            start()
+    finally:
+        stop.set()

@@ -1,0 +1,183 @@
+"""Checking that the native Avro decoder and fastavro read a manifest or manifest list alike.
+
+``assert_manifest_decodes_alike`` decodes one manifest file twice, natively (whatever its size)
+and with fastavro, and compares every entry field by field: status, snapshot id and sequence
+numbers after inheritance, every ``DataFile`` / ``DeleteFile`` field (partition values with
+their types: a Decimal's digits and exponent, a float's bits, a UUID), the six metrics maps,
+and the same against ``read_manifest``, the entry reader every other part of icefloe uses.
+It does so for several manifest list rows, so that each inheritance rule is exercised.
+``assert_list_decodes_alike`` does the same for a manifest list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from icefloe.io import LocalFileIO
+from icefloe.manifests import _native, read_manifest, read_manifest_list
+from icefloe.manifests._avro_file import read_blocks, read_header, schema_of
+from icefloe.manifests.reader import entry_layout
+from icefloe.scan._columnar import DecodedManifest
+from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder
+from icefloe.scan._columnar.native import decoded_from_arrow
+from icefloe.spec.manifest import DeleteFile, ManifestContent, ManifestEntry, ManifestFile
+
+__all__ = [
+    "assert_list_decodes_alike",
+    "assert_manifest_decodes_alike",
+    "native_threshold",
+    "typed",
+]
+
+
+def typed(value: Any) -> Any:
+    """A comparable form of a value that keeps what ``==`` forgets: its type, a Decimal's
+    exponent, a float's bits (NaN payloads, -0.0), mappings and sequences element-wise."""
+    if isinstance(value, float):
+        return ("float", struct.pack(">d", value))
+    if isinstance(value, Decimal):
+        return ("Decimal", value.as_tuple())
+    if isinstance(value, uuid.UUID):
+        return ("UUID", value.bytes)
+    if hasattr(value, "items"):
+        return ("map", tuple(sorted((k, typed(v)) for k, v in value.items())))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(typed(v) for v in value))
+    return (type(value).__name__, value)
+
+
+def _entry(entry: ManifestEntry) -> tuple[Any, ...]:
+    file = entry.data_file
+    fields = tuple((f.name, typed(getattr(file, f.name))) for f in dataclasses.fields(file))
+    return (
+        int(entry.status),
+        entry.snapshot_id,
+        entry.sequence_number,
+        entry.file_sequence_number,
+        "delete" if isinstance(file, DeleteFile) else "data",
+        fields,
+    )
+
+
+def _all_entries(decoded: DecodedManifest, *, stats: bool) -> list[tuple[Any, ...]]:
+    indices = list(range(decoded.count))
+    return [_entry(e) for e in decoded.entries(indices, decoded.files(indices, stats=stats))]
+
+
+def _rows(location: str, manifest: ManifestFile) -> list[ManifestFile]:
+    """List rows to decode the file under: as committed, and variants that exercise every
+    inheritance rule (v1's sequence number 0, a later sequence number, v3 first row ids)."""
+    rows = [manifest]
+    for sequence_number, first_row_id in ((0, None), (7, None), (9, 1000)):
+        rows.append(
+            dataclasses.replace(
+                manifest,
+                manifest_path=location,
+                sequence_number=sequence_number,
+                first_row_id=first_row_id if manifest.content == ManifestContent.DATA else None,
+                added_snapshot_id=manifest.added_snapshot_id or 4242,
+            )
+        )
+    return rows
+
+
+def assert_manifest_decodes_alike(
+    path: Path, manifest: ManifestFile | None = None, *, reference: Path | None = None
+) -> int:
+    """Decode the manifest at ``path`` natively and with fastavro, under its list row
+    ``manifest`` (default: a data manifest added by snapshot 4242) and variants of it, and
+    assert the same entries. ``reference``: the file fastavro reads instead (a repaired copy
+    of a file it rejects). Returns the number of entries."""
+    location = str(path)
+    data = path.read_bytes()
+    header = read_header(data, location)
+    batch, reason = _native.decode(data, header, location, min_records=1)
+    assert batch is not None, f"the native decoder did not read {location}: {reason}"
+    layout = entry_layout(schema_of(header, location), None, location)
+    if reference is not None:
+        location = str(reference)
+        data = reference.read_bytes()
+        header = read_header(data, location)
+        reference_layout = entry_layout(schema_of(header, location), None, location)
+    else:
+        reference_layout = layout
+    content = ManifestContent.DELETES if header.text("content") == "deletes" else ManifestContent.DATA
+    row = manifest or ManifestFile(location, len(data), 0, content=content, added_snapshot_id=4242)
+    row = dataclasses.replace(row, manifest_path=location, manifest_length=len(data))
+    count = 0
+    for variant in _rows(location, row):
+        native = decoded_from_arrow(batch, layout, variant)
+        builder = ManifestBuilder(reference_layout, variant)
+        builder.read(read_blocks(data, header, location, chunk=CHUNK))
+        reference, _ = builder.finish()
+        _assert_same_columns(native, reference, location)
+        for stats in (True, False):
+            assert _all_entries(native, stats=stats) == _all_entries(reference, stats=stats), location
+        entries = [_entry(e) for e in read_manifest(LocalFileIO(), variant)]
+        assert _all_entries(native, stats=True) == entries, location
+        count = native.count
+    return count
+
+
+def _assert_same_columns(native: DecodedManifest, reference: DecodedManifest, location: str) -> None:
+    """The decoded columns themselves (what planning filters on), beyond the files."""
+    assert native.count == reference.count, location
+    for name in ("status", "content", "record_count", "file_size_in_bytes", "partition_codes", "formats"):
+        assert np.array_equal(getattr(native, name), getattr(reference, name)), (location, name)
+    for name in ("snapshot", "sequence", "file_sequence"):
+        values = f"{name}_id" if name == "snapshot" else f"{name}_number"
+        mask_a, mask_b = getattr(native, f"{name}_null"), getattr(reference, f"{name}_null")
+        assert (mask_a is None) == (mask_b is None), (location, name)
+        keep = np.ones(native.count, dtype=bool) if mask_a is None else ~mask_a
+        assert mask_a is None or np.array_equal(mask_a, mask_b), (location, name)
+        assert np.array_equal(getattr(native, values)[keep], getattr(reference, values)[keep]), (
+            location,
+            name,
+        )
+    assert [typed(p) for p in native.partitions] == [typed(p) for p in reference.partitions], location
+    assert native.format_values == reference.format_values, location
+    assert native.file_path == reference.file_path, location
+    assert {k: typed(v) for k, v in native.extras.items()} == {
+        k: typed(v) for k, v in reference.extras.items()
+    }, location
+    for name, column in native.metrics.items():
+        other = reference.metrics[name]
+        assert (column.uniform, column.layouts) == (other.uniform, other.layouts), (location, name)
+
+
+@contextmanager
+def native_threshold(records: int) -> Iterator[None]:
+    """Files of at least ``records`` records decode natively while this lasts (a huge number:
+    none do)."""
+    saved = _native.NATIVE_MIN_RECORDS
+    _native.NATIVE_MIN_RECORDS = records
+    try:
+        yield
+    finally:
+        _native.NATIVE_MIN_RECORDS = saved
+
+
+def assert_list_decodes_alike(path: Path) -> list[ManifestFile]:
+    """Read the manifest list at ``path`` natively and with fastavro; assert equal rows."""
+    location = str(path)
+    data = path.read_bytes()
+    batch, reason = _native.decode(data, read_header(data, location), location, min_records=1)
+    assert batch is not None, f"the native decoder did not read {location}: {reason}"
+    io = LocalFileIO()
+    with native_threshold(1):
+        native = read_manifest_list(io, location)
+    with native_threshold(1 << 62):
+        reference = read_manifest_list(io, location)
+    assert [typed(dataclasses.astuple(m)) for m in native] == [
+        typed(dataclasses.astuple(m)) for m in reference
+    ]
+    return native
