@@ -30,12 +30,14 @@ class RowConveniences:
         *,
         case_sensitive: bool = True,
         snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Delete the rows matching ``where``: merge-on-read (position deletes in v2, deletion
         vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
-        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched)."""
+        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched).
+        ``branch``: change that branch instead of main."""
         return delete_rows(
-            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties, branch=branch
         )
 
     def overwrite(
@@ -45,18 +47,28 @@ class RowConveniences:
         *,
         case_sensitive: bool = True,
         snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Replace the rows matching ``where`` (all rows when None) by ``data``, in one
-        ``overwrite`` snapshot."""
+        ``overwrite`` snapshot (on ``branch``, default main)."""
         return overwrite_rows(
-            self, data, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+            self,
+            data,
+            where,
+            case_sensitive=case_sensitive,
+            snapshot_properties=snapshot_properties,
+            branch=branch,
         )
 
     def replace_partitions(
-        self: RowChangeTarget, data: Any, *, snapshot_properties: dict[str, str] | None = None
+        self: RowChangeTarget,
+        data: Any,
+        *,
+        snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Write ``data`` and replace every partition it touches (dynamic overwrite)."""
-        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties)
+        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties, branch=branch)
 
     def upsert(
         self: RowChangeTarget,
@@ -65,9 +77,15 @@ class RowConveniences:
         *,
         case_sensitive: bool = True,
         snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> UpsertResult:
         """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
-        in one snapshot per ``write.merge.mode``."""
+        in one snapshot per ``write.merge.mode`` (on ``branch``, default main)."""
         return upsert_rows(
-            self, data, on, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+            self,
+            data,
+            on,
+            case_sensitive=case_sensitive,
+            snapshot_properties=snapshot_properties,
+            branch=branch,
         )
