@@ -18,7 +18,6 @@ import pickle
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -36,17 +35,10 @@ from icefloe.spec.properties import (
     int_property,
 )
 from icefloe.spec.table_metadata import TableMetadata
+from icefloe.table.maintenance.results import RewriteManifestsResult
 from icefloe.table.table import Table
 
 __all__ = ["RewriteManifestsResult", "rewrite_manifests"]
-
-
-@dataclass
-class RewriteManifestsResult:
-    """What :func:`rewrite_manifests` did (Java's ``RewriteManifests.Result``)."""
-
-    rewritten_manifests_count: int = 0
-    added_manifests_count: int = 0
 
 
 def rewrite_manifests(

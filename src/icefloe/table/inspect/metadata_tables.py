@@ -19,7 +19,7 @@ from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.inspect import history as _history
 from icefloe.table.inspect import manifests as _manifests
 from icefloe.table.inspect._select import bound_filter, filter_rows, select_columns
-from icefloe.table.inspect.files import FileRows
+from icefloe.table.inspect.files import FileRows, chunks
 from icefloe.table.inspect.partitions import partitions as _partitions
 from icefloe.table.inspect.position_deletes import position_deletes as _position_deletes
 from icefloe.table.inspect.schemas import (
@@ -156,8 +156,8 @@ class MetadataTables:
         metrics = _uses_metrics(schema, bound, columns, case_sensitive)
         rows = FileRows(metadata, entries=entries, readable_metrics=metrics)
         batches = []
-        for decoded in self._decoded(manifests):
-            batch = pa.Table.from_batches([rows.batch(decoded, live_only=not entries)])
+        for chunk in chunks(self._decoded(manifests)):
+            batch = pa.Table.from_batches([rows.batch(chunk, live_only=not entries)])
             batch = filter_rows(batch, bound, schema)
             if columns:
                 batch = select_columns(batch, schema, columns, case_sensitive=case_sensitive)
