@@ -21,4 +21,6 @@ def resolve_table(table: Table | str) -> Table:
         return table
     if isinstance(table, str):
         return load_catalog().load_table(table)
-    raise ValidationError(f"table must be an icefloe Table or an identifier string, not {type(table).__name__}")
+    raise ValidationError(
+        f"table must be an icefloe Table or an identifier string, not {type(table).__name__}"
+    )

@@ -36,6 +36,7 @@ from icefloe.spec.properties import (
 )
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.maintenance.results import RewriteManifestsResult
+from icefloe.table.maintenance.rewrite_manifests import partition_order
 from icefloe.table.table import Table
 
 __all__ = ["RewriteManifestsResult", "rewrite_manifests"]
@@ -150,7 +151,7 @@ def _write_manifests(
         for manifest in part:
             for entry in read_manifest(io, manifest, partition_type=partition_type):
                 if entry.is_live:
-                    yield _sort_key(entry.data_file.partition), pickle.dumps(entry)
+                    yield partition_order(entry.data_file.partition), pickle.dumps(entry)
 
     def write(index: int, part: Iterable[tuple[Any, bytes]]) -> Iterator[bytes]:
         rows = [pickle.loads(data) for _, data in part]
@@ -199,11 +200,3 @@ def _write_manifests(
 def _existing(writer: ManifestWriter, entry: ManifestEntry) -> None:
     assert entry.snapshot_id is not None  # entries of committed manifests have one
     writer.existing(entry.data_file, entry.snapshot_id, entry.sequence_number, entry.file_sequence_number)
-
-
-def _sort_key(partition: tuple[Any, ...]) -> tuple[Any, ...]:
-    """A key that orders partition tuples: nulls first, and values of one field compare with
-    each other (a UUID as its bytes)."""
-    return tuple(
-        (0, b"") if v is None else (1, v.bytes if isinstance(v, uuid.UUID) else v) for v in partition
-    )
