@@ -14,7 +14,7 @@ __all__ = ["spark_schema_json", "spark_type_json", "without_metadata"]
 
 def spark_type_json(type_: pa.DataType) -> Any:
     """The Spark type JSON of an Arrow type as icefloe produces it for an Iceberg type."""
-    if isinstance(type_, pa.ExtensionType) and type_.extension_name == "arrow.uuid":
+    if isinstance(type_, pa.BaseExtensionType) and type_.extension_name == "arrow.uuid":
         return "string"
     if pa.types.is_struct(type_):
         return spark_schema_json(pa.schema(list(type_)))
