@@ -1,10 +1,10 @@
 """The row-level conveniences shared by ``Table`` (which commits) and ``Transaction`` (which
-stages): ``delete``, ``overwrite``, ``replace_partitions`` and ``upsert``. The work is in
+stages): ``delete``, ``update``, ``overwrite``, ``replace_partitions`` and ``upsert``. The work is in
 ``table/rows/row_changes.py``; this mixin only gives both classes the same methods."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from icefloe.expressions import Expression
@@ -17,6 +17,7 @@ from icefloe.table.rows.row_changes import (
     replace_partitions_with,
     upsert_rows,
 )
+from icefloe.table.rows.update_rows import SetValue, update_rows
 
 __all__ = ["RowConveniences"]
 
@@ -38,6 +39,29 @@ class RowConveniences:
         ``branch``: change that branch instead of main."""
         return delete_rows(
             self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties, branch=branch
+        )
+
+    def update(
+        self: RowChangeTarget,
+        set: Mapping[str, SetValue],
+        where: Expression | str | None = None,
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
+    ) -> Snapshot | None:
+        """Set columns of the rows matching ``where`` (every row when None), per
+        ``write.update.mode``. ``set`` maps column names to literals (``{"country": "NL"}``),
+        ``pyarrow.compute`` expressions of the row (``{"amount": pc.field("amount") * 2}``) or
+        functions of the matched rows (a ``pyarrow.Table``) returning an array or a scalar.
+        Returns the snapshot (None: no row matched). See ``table/rows/update_rows.py``."""
+        return update_rows(
+            self,
+            set,
+            where,
+            case_sensitive=case_sensitive,
+            snapshot_properties=snapshot_properties,
+            branch=branch,
         )
 
     def overwrite(

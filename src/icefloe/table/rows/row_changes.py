@@ -186,10 +186,12 @@ def _find(
     read_ids: Sequence[int] | None,
     case_sensitive: bool,
     branch: str | None = None,
+    matched: list[pa.Table] | None = None,
 ) -> _Found:
     """The files and positions of the rows ``row_filter`` (and ``matcher``, when given)
     selects at the head of ``branch`` (default main). Without a matcher, a task whose residual
-    is always-true is taken whole unread."""
+    is always-true is taken whole unread, unless ``matched`` collects the matched rows (read
+    with ``read_ids``' columns, ``_pos`` dropped)."""
     metadata = target.metadata
     snapshot = branch_head(metadata, branch)
     found = _Found(snapshot)
@@ -202,7 +204,7 @@ def _find(
     read_schema = _with_positions(schema, read_ids)
     for task in tasks:
         has_equality = any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes)
-        if matcher is None and isinstance(task.residual, AlwaysTrue) and not task.deletes:
+        if matcher is None and matched is None and isinstance(task.residual, AlwaysTrue) and not task.deletes:
             found.whole.append(task.file)
             found.matched_rows += task.file.record_count
             continue
@@ -215,6 +217,9 @@ def _find(
             positions = matcher(live)
         if positions.size == 0:
             continue
+        if matched is not None:
+            keep = pc.is_in(live.column("_pos"), value_set=pa.array(positions, pa.int64()))
+            matched.append(live.filter(keep).drop_columns(["_pos"]))
         found.matched_rows += int(positions.size)
         if positions.size == live.num_rows and not has_equality:
             found.whole.append(task.file)
@@ -633,6 +638,8 @@ def _key_filter(keys_table: pa.Table, keys: Sequence[str]) -> Expression:
 # the conveniences above.
 FoundRows = _Found
 WrittenFiles = _Written
+find_rows = _find
+rewrite_remainders = _rewrite_remainders
 write_change_deletes = _write_deletes
 commit_row_change = _commit
 change_mode = _mode
