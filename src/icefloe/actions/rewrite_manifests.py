@@ -4,19 +4,12 @@ clustering the data manifests' live entries by partition into manifests of the t
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 
 from icefloe.catalog.resolve import resolve_table
-from icefloe.errors import ValidationError, ValidationException
-from icefloe.scan import manifest_list
-from icefloe.spec.manifest import ManifestContent, ManifestFile
-from icefloe.spec.properties import (
-    MANIFEST_TARGET_SIZE_BYTES,
-    MANIFEST_TARGET_SIZE_BYTES_DEFAULT,
-    int_property,
-)
+from icefloe.spec.manifest import ManifestFile
+from icefloe.table.maintenance.manifest_compaction import plan_manifest_rewrite
 from icefloe.table.maintenance.results import RewriteManifestsResult
 from icefloe.table.table import Table
 
@@ -41,40 +34,19 @@ def rewrite_manifests(
         ValidationException: a manifest without file counts; the commit's checks.
     """
     resolved = resolve_table(table)
-    metadata = resolved.metadata
-    result = RewriteManifestsResult()
-    snapshot = metadata.current_snapshot()
-    if snapshot is None:
-        return result
-    spec_id = metadata.default_spec_id if spec_id is None else spec_id
-    if spec_id not in metadata.specs_by_id():
-        raise ValidationError(f"rewrite_manifests: the table has no partition spec {spec_id}")
-    target = (
-        int_property(metadata.properties, MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_BYTES_DEFAULT)
-        if target_manifest_size_bytes is None
-        else target_manifest_size_bytes
+    plan = plan_manifest_rewrite(
+        resolved.io(),
+        resolved.metadata,
+        spec_id=spec_id,
+        target_manifest_size_bytes=target_manifest_size_bytes,
+        rewrite_if=rewrite_if,
     )
-    if not isinstance(target, int) or target < 1:
-        raise ValidationError(f"target_manifest_size_bytes must be a positive int, not {target!r}")
-    io = resolved.io()
-
-    def selected(m: ManifestFile) -> bool:
-        return (
-            m.content == ManifestContent.DATA
-            and m.partition_spec_id == spec_id
-            and (rewrite_if is None or rewrite_if(m))
-        )
-
-    matching = [m for m in manifest_list(io, snapshot) if selected(m)]
-    if not matching:
+    result = RewriteManifestsResult()
+    if plan is None:
         return result
-    for manifest in matching:
-        if manifest.added_files_count is None or manifest.existing_files_count is None:
-            raise ValidationException(f"No file counts in manifest: {manifest.manifest_path}")
-    if len(matching) == 1 and math.ceil(matching[0].manifest_length / target) <= 1:
-        return result
+    chosen = {m.manifest_path for m in plan.manifests}
+    target = plan.target
     started = time.perf_counter()
-    chosen = {m.manifest_path for m in matching}
     # One cluster of every entry, in partition order, cut at the target size: a few large
     # manifests each covering a narrow range of partitions (as the Spark action writes them).
     (
@@ -87,7 +59,7 @@ def rewrite_manifests(
     )
     current = resolved.current_snapshot()
     summary = current.summary if current is not None else {}
-    result.rewritten_manifests_count = int(summary.get("manifests-replaced", len(matching)))
+    result.rewritten_manifests_count = int(summary.get("manifests-replaced", len(plan.manifests)))
     result.added_manifests_count = int(summary.get("manifests-created", 0))
     if progress is not None:
         progress(

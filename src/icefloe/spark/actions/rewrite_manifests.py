@@ -13,7 +13,6 @@ tables need snapshot ids filled in. Delete manifests are never rewritten (as Jav
 
 from __future__ import annotations
 
-import math
 import pickle
 import time
 import uuid
@@ -22,7 +21,6 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from icefloe.errors import ValidationError, ValidationException
 from icefloe.io import FileIO, metadata_location
 from icefloe.manifests import ManifestWriter, read_manifest
 from icefloe.spark.jobs import removed_unless_committed
@@ -30,11 +28,9 @@ from icefloe.spark.tables import resolve_table
 from icefloe.spec.manifest import ManifestContent, ManifestEntry, ManifestFile
 from icefloe.spec.properties import (
     AVRO_COMPRESSION,
-    MANIFEST_TARGET_SIZE_BYTES,
-    MANIFEST_TARGET_SIZE_BYTES_DEFAULT,
-    int_property,
 )
 from icefloe.spec.table_metadata import TableMetadata
+from icefloe.table.maintenance.manifest_compaction import plan_manifest_rewrite
 from icefloe.table.maintenance.results import RewriteManifestsResult
 from icefloe.table.maintenance.rewrite_manifests import partition_order
 from icefloe.table.table import Table
@@ -75,36 +71,17 @@ def rewrite_manifests(
     resolved = resolve_table(table)
     metadata = resolved.metadata
     result = RewriteManifestsResult()
-    snapshot = metadata.current_snapshot()
-    if snapshot is None:
-        return result
-    spec_id = metadata.default_spec_id if spec_id is None else spec_id
-    if spec_id not in metadata.specs_by_id():
-        raise ValidationError(f"rewrite_manifests: the table has no partition spec {spec_id}")
-    target = (
-        int_property(metadata.properties, MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_BYTES_DEFAULT)
-        if target_manifest_size_bytes is None
-        else target_manifest_size_bytes
-    )
-    if not isinstance(target, int) or target < 1:
-        raise ValidationError(f"target_manifest_size_bytes must be a positive int, not {target!r}")
     io = resolved.io()
-    matching = [
-        m
-        for m in snapshot.all_manifests(io)
-        if m.content == ManifestContent.DATA
-        and m.partition_spec_id == spec_id
-        and (rewrite_if is None or rewrite_if(m))
-    ]
-    if not matching:
+    plan = plan_manifest_rewrite(
+        io,
+        metadata,
+        spec_id=spec_id,
+        target_manifest_size_bytes=target_manifest_size_bytes,
+        rewrite_if=rewrite_if,
+    )
+    if plan is None:
         return result
-    for manifest in matching:
-        if manifest.added_files_count is None or manifest.existing_files_count is None:
-            raise ValidationException(f"No file counts in manifest: {manifest.manifest_path}")
-    total = sum(m.manifest_length for m in matching)
-    outputs = max(1, math.ceil(total / target))
-    if outputs == 1 and len(matching) == 1:
-        return result
+    matching, spec_id, outputs = plan.manifests, plan.spec_id, plan.outputs
     started = time.perf_counter()
     written = _write_manifests(spark, io, metadata, spec_id, matching, outputs)
     with removed_unless_committed(lambda: io.delete_quietly([m.manifest_path for m in written])):
