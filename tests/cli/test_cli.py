@@ -6,6 +6,8 @@ close-match suggestions."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -174,6 +176,10 @@ def _state(table: icefloe.Table) -> tuple[Any, ...]:
 
 def test_maintain(cli: Cli, orders: icefloe.Table) -> None:
     rows = sorted(orders.refresh().new_scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    stray = Path(orders.location()) / "data" / "stray.parquet"
+    stray.write_bytes(b"x")
+    an_hour_ago = time.time() - 3600
+    os.utime(stray, (an_hour_ago, an_hour_ago))
     before = _state(orders)
     planned = cli.json("compact", "db.orders", "--dry-run")
     assert sorted((g["partition"], g["files"]) for g in planned) == [(["a"], 6), (["b"], 6)]
@@ -186,11 +192,10 @@ def test_maintain(cli: Cli, orders: icefloe.Table) -> None:
         )
         == 6
     )
-    (Path(orders.location()) / "data" / "stray.parquet").write_bytes(b"x")
     assert cli.json("remove-orphan-files", "db.orders", "--older-than", "0d", "--dry-run")[0][
         "orphan"
     ].endswith("stray.parquet")
-    assert _state(orders)[0] == before[0]  # no dry run changed the table
+    assert _state(orders) == before  # no dry run changed the table or its files
 
     assert (
         cli.json("rewrite-position-deletes", "db.orders", "-o", "rewrite-all=true")[
@@ -208,6 +213,11 @@ def test_maintain(cli: Cli, orders: icefloe.Table) -> None:
     cli("expire-snapshots", "db.orders", "--older-than", "0d", "--retain-last", "1", code=1)  # needs --yes
     expired = cli.json("expire-snapshots", "db.orders", "--older-than", "0d", "--retain-last", "1", "--yes")
     assert len(expired["expired_snapshot_ids"]) >= 7 and expired["deleted_data_files_count"] == 12
-    cli("remove-orphan-files", "db.orders", "--older-than", "0d", code=1)  # later than a minute ago
+    cli("remove-orphan-files", "db.orders", "--older-than", "30m", code=1)  # needs --yes
+    assert stray.exists()
+    removed = cli.json("remove-orphan-files", "db.orders", "--older-than", "30m", "--yes")
+    assert [Path(p).name for p in removed["orphan_file_locations"]] == ["stray.parquet"]
+    assert not stray.exists()
+    cli("remove-orphan-files", "db.orders", "--older-than", "0d", "--yes", code=1)  # later than a minute ago
     assert sorted(orders.refresh().new_scan().to_arrow().to_pylist(), key=lambda r: r["id"]) == rows
     assert len(orders.snapshots()) == 1

@@ -16,6 +16,7 @@ from icefloe.cli.session import EXIT_FAILED, CliError, Session, command, session
 from icefloe.table.maintenance.compaction import plan_compaction
 from icefloe.table.maintenance.delete_compaction import plan_delete_groups
 from icefloe.table.maintenance.options import RewriteDataFilesOptions, RewritePositionDeletesOptions
+from icefloe.table.maintenance.orphans import OrphanRules
 
 __all__ = ["register"]
 
@@ -134,6 +135,15 @@ def register(app: typer.Typer) -> None:
         session = session_of(ctx)
         t = session.table(table)
         cutoff = _time(older_than, "--older-than")
+        if not dry_run:  # refuse an unsafe cutoff before looking, not after asking
+            OrphanRules.parse(
+                older_than=cutoff,
+                equal_schemes=None,
+                equal_authorities=None,
+                prefix_mismatch_mode=prefix_mismatch_mode,
+                dry_run=False,
+                table_name=table,
+            )
         found = actions.remove_orphan_files(
             t, older_than=cutoff, location=location, dry_run=True, prefix_mismatch_mode=prefix_mismatch_mode
         )
