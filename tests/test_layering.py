@@ -10,7 +10,8 @@ Layers, bottom to top (imports point down only)::
     L5  scan, backends         (catalog backends: where metadata pointers live)
     L6  table
     L7  catalog                (the user-facing Catalog and load_catalog)
-    L8  spark, cli, rest
+    L8  actions                (maintenance without Spark; the CLI runs it)
+    L9  spark, cli, rest
     top icefloe/__init__.py and every top-level module file (icefloe/demo.py, re-export shims
         such as icefloe/types.py)
 
@@ -39,7 +40,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "icefloe"
 ROOT_PACKAGE = "icefloe"
 
-TOP = 9
+TOP = 10
 LAYERS: dict[str, int] = {
     "errors": 0,
     "_util": 0,
@@ -54,9 +55,10 @@ LAYERS: dict[str, int] = {
     "backends": 5,
     "table": 6,
     "catalog": 7,
-    "spark": 8,
-    "cli": 8,
-    "rest": 8,
+    "actions": 8,
+    "spark": 9,
+    "cli": 9,
+    "rest": 9,
     "_demo": TOP,  # the main job's parts (icefloe.demo is its entry point)
 }
 # (importer, imported) pairs on one layer that are allowed: errors is the floor of L0.

@@ -17,7 +17,6 @@ from icefloe import spark as isp
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.io.local import local_path
 from icefloe.manifests import read_manifest
-from icefloe.spark.actions.remove_orphan_files import _flatten, _ident, _same
 from icefloe.spec.conversions import from_bytes
 from icefloe.spec.manifest import (
     ContentFile,
@@ -29,6 +28,9 @@ from icefloe.spec.manifest import (
     ManifestFile,
 )
 from icefloe.spec.types import LongType
+from icefloe.table.maintenance.orphans import flatten as _flatten
+from icefloe.table.maintenance.orphans import location_of as _ident
+from icefloe.table.maintenance.orphans import same as _same
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("g", pa.string())])
 HOUR_S = 3600

@@ -7,10 +7,12 @@ strings, identifier strings) into the spec model and keeps metadata pointers in 
 - ``catalog.py``: :class:`Catalog`;
 - ``config.py``: :func:`load_catalog` (arguments, ``ICEFLOE_CATALOG__*`` variables,
   ``~/.icefloe.yaml``);
-- ``transactions.py``: create / replace / create-or-replace table transactions.
+- ``transactions.py``: create / replace / create-or-replace table transactions;
+- ``resolve.py``: :func:`resolve_table` (a ``Table`` or an identifier string).
 """
 
 from icefloe.catalog.catalog import Catalog
 from icefloe.catalog.config import DEFAULT_CATALOG_NAME, catalog_config, load_catalog
+from icefloe.catalog.resolve import resolve_table
 
-__all__ = ["DEFAULT_CATALOG_NAME", "Catalog", "catalog_config", "load_catalog"]
+__all__ = ["DEFAULT_CATALOG_NAME", "Catalog", "catalog_config", "load_catalog", "resolve_table"]

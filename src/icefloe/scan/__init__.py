@@ -8,7 +8,7 @@ from icefloe.scan.changelog import (
 )
 from icefloe.scan.delete_index import DeleteFileIndex
 from icefloe.scan.incremental import appends_between, plan_appended_files, resolve_range
-from icefloe.scan.planning import plan_files, referenced_columns
+from icefloe.scan.planning import decoded_manifests, manifest_list, plan_files, referenced_columns
 from icefloe.scan.reading import (
     EqualityDeletes,
     PositionDeletes,
@@ -49,7 +49,9 @@ __all__ = [
     "appends_between",
     "changelog_arrow_schema",
     "changelog_snapshots",
+    "decoded_manifests",
     "dictionary_field_ids",
+    "manifest_list",
     "merge_tasks",
     "plan_appended_files",
     "plan_changelog",

@@ -66,7 +66,7 @@ from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
 
-__all__ = ["drop_manifest_cache", "plan_files", "referenced_columns"]
+__all__ = ["decoded_manifests", "drop_manifest_cache", "manifest_list", "plan_files", "referenced_columns"]
 
 #: Threads fetching manifest files (process-wide; the planning thread decodes).
 IO_THREADS = 8
@@ -431,6 +431,25 @@ class _Loader:
         finally:
             for future in pending:
                 future.cancel()
+
+
+def manifest_list(io: FileIO, snapshot: Snapshot) -> list[ManifestFile]:
+    """The manifests of ``snapshot``, through the process-wide cache planning uses."""
+    return _Loader(io, cache_for(io), new_plan_token()).manifest_list(snapshot)
+
+
+def decoded_manifests(io: FileIO, manifests: list[ManifestFile]) -> Iterator[DecodedManifest]:
+    """Each manifest decoded into columns (``_columnar.DecodedManifest``), in order, through the
+    process-wide cache and with worker processes for large cold sets, exactly as planning
+    decodes them (for readers of whole manifests: metadata tables, maintenance).
+
+    Raises:
+        InvalidManifestError, NoSuchFileError: a manifest is damaged or missing.
+    """
+    loader = _Loader(io, cache_for(io), new_plan_token())
+    with gc_paused():
+        for decoded, _, _ in loader.decoded(manifests):
+            yield decoded
 
 
 def drop_manifest_cache() -> None:

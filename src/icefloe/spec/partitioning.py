@@ -127,6 +127,14 @@ class PartitionSpec:
         inner = ", ".join(str(f) for f in self.fields)
         return f"[{inner}]"
 
+    def __repr__(self) -> str:
+        # The spec holds source column ids only (names need a schema): each field reads
+        # "<field id>: <name> = <transform>(source <column id>)".
+        fields = ", ".join(
+            f"{f.field_id}: {f.name} = {f.transform}(source {f.source_id})" for f in self.fields
+        )
+        return f"PartitionSpec(spec_id={self.spec_id}, fields=[{fields}])"
+
 
 @dataclass(frozen=True, slots=True)
 class SpecProblem:

@@ -374,13 +374,33 @@ class Schema:
         return hash((self._fields, self.schema_id, self.identifier_field_ids))
 
     def __repr__(self) -> str:
-        return f"Schema({', '.join(repr(f) for f in self._fields)}, schema_id={self.schema_id})"
+        # Names and types first, ids beside them: "id: long (1, required)".
+        columns = ", ".join(_field_text(f) for f in self._fields)
+        identifiers = (
+            f", identifier_field_ids={list(self.identifier_field_ids)}" if self.identifier_field_ids else ""
+        )
+        return f"Schema(schema_id={self.schema_id}, columns=[{columns}]{identifiers})"
 
     def __str__(self) -> str:
         lines = [f"table {{  -- schema {self.schema_id}"]
         lines += [f"  {f}" for f in self._fields]
         lines.append("}")
         return "\n".join(lines)
+
+
+def _field_text(field: NestedField) -> str:
+    """``name: type (id[, required])``, nested fields inside the type."""
+    return f"{field.name}: {_type_text(field.field_type)} ({field.field_id}{', required' if field.required else ''})"
+
+
+def _type_text(type_: IcebergType) -> str:
+    if isinstance(type_, StructType):
+        return "struct<" + ", ".join(_field_text(f) for f in type_.fields) + ">"
+    if isinstance(type_, ListType):
+        return f"list<{_type_text(type_.element_type)}>"
+    if isinstance(type_, MapType):
+        return f"map<{_type_text(type_.key_type)}, {_type_text(type_.value_type)}>"
+    return str(type_)
 
 
 def _rebuild_schema(fields: tuple[NestedField, ...], schema_id: int, ids: tuple[int, ...]) -> Schema:

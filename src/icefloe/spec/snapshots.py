@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from icefloe._util.times import format_epoch_ms
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 
 if TYPE_CHECKING:
@@ -95,6 +96,25 @@ class Snapshot:
 
     def __hash__(self) -> int:
         return hash(self.snapshot_id)
+
+    def __repr__(self) -> str:
+        # What a person asks of a snapshot, times in UTC; the summary's counts without its
+        # operation (shown on its own).
+        summary = {k: v for k, v in self.summary.items() if k != "operation"}
+        parts = [
+            f"snapshot_id={self.snapshot_id}",
+            f"parent_snapshot_id={self.parent_snapshot_id}",
+            f"sequence_number={self.sequence_number}",
+            f"committed_at={format_epoch_ms(self.timestamp_ms)}",
+            f"operation={self.operation!r}",
+            f"summary={summary!r}",
+        ]
+        if self.schema_id is not None:
+            parts.append(f"schema_id={self.schema_id}")
+        if self.first_row_id is not None:
+            parts.append(f"first_row_id={self.first_row_id}, added_rows={self.added_rows}")
+        parts.append(f"manifest_list={self.manifest_list!r}")
+        return f"Snapshot({', '.join(parts)})"
 
     @property
     def operation(self) -> str | None:
@@ -183,6 +203,9 @@ class HistoryEntry:
 
     timestamp_ms: int
     snapshot_id: int
+
+    def __repr__(self) -> str:
+        return f"HistoryEntry(made_current_at={format_epoch_ms(self.timestamp_ms)}, snapshot_id={self.snapshot_id})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,15 @@ class SortOrder:
     def __str__(self) -> str:
         return "[" + ", ".join(str(f) for f in self.fields) + "]"
 
+    def __repr__(self) -> str:
+        # Source columns by id (names need a schema), directions and null orders in words.
+        fields = ", ".join(
+            f"{f.transform}(source {f.source_id}) {f.direction.value.upper()} "
+            + ("NULLS FIRST" if f.null_order == NullOrder.NULLS_FIRST else "NULLS LAST")
+            for f in self.fields
+        )
+        return f"SortOrder(order_id={self.order_id}, fields=[{fields}])"
+
 
 UNSORTED_SORT_ORDER = SortOrder((), order_id=0)
 

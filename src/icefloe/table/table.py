@@ -28,6 +28,7 @@ from icefloe.spec.sorting import SortOrder
 from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.factories import OperationFactories
+from icefloe.table.inspect import MetadataTables
 from icefloe.table.operation import TableOperations
 from icefloe.table.rows.add_files import add_files
 from icefloe.table.rows.append_data import append_data
@@ -231,6 +232,12 @@ class Table(OperationFactories, RowConveniences):
             self._encryption = create_encryption_manager(self._metadata, self._kms, table_name=self.name())
         return self._encryption
 
+    @property
+    def inspect(self) -> MetadataTables:
+        """Java's metadata tables as ``pyarrow.Table``s: ``table.inspect.files()``,
+        ``.partitions()``, ``.snapshots()`` ... (see ``icefloe.table.inspect``)."""
+        return MetadataTables(self)
+
     # ---- scans -------------------------------------------------------------------------------
 
     def new_scan(self) -> TableScan:
@@ -301,14 +308,18 @@ class Table(OperationFactories, RowConveniences):
             self, paths, snapshot_properties=snapshot_properties, check_duplicate_files=check_duplicate_files
         )
 
-    def append(self, data: Any, *, snapshot_properties: dict[str, str] | None = None) -> Snapshot | None:
+    def append(
+        self, data: Any, *, snapshot_properties: dict[str, str] | None = None, branch: str | None = None
+    ) -> Snapshot | None:
         """Write ``data`` (pyarrow Table / RecordBatchReader / pandas or polars DataFrame) as
-        new data files, partitioned and sorted per the table, and commit one append snapshot.
+        new data files, partitioned and sorted per the table, and commit one append snapshot
+        (to ``branch``, default main; a branch that does not exist is created from the current
+        snapshot).
 
         Returns the new snapshot (None when ``data`` has no rows). On a failed commit the written files are deleted (unless the
         outcome is unknown).
         """
-        return append_data(self, data, snapshot_properties=snapshot_properties)
+        return append_data(self, data, snapshot_properties=snapshot_properties, branch=branch)
 
     def __repr__(self) -> str:
         snap = self._metadata.current_snapshot_id

@@ -170,9 +170,11 @@ class Transaction(OperationFactories, RowConveniences):
             self, paths, snapshot_properties=snapshot_properties, check_duplicate_files=check_duplicate_files
         )
 
-    def append(self, data: Any, *, snapshot_properties: dict[str, str] | None = None) -> Snapshot | None:
+    def append(
+        self, data: Any, *, snapshot_properties: dict[str, str] | None = None, branch: str | None = None
+    ) -> Snapshot | None:
         """Write ``data`` and stage an append of it (see ``Table.append``)."""
-        return append_data(self, data, snapshot_properties=snapshot_properties)
+        return append_data(self, data, snapshot_properties=snapshot_properties, branch=branch)
 
     def _stage(self, operation: PendingUpdate[Any]) -> None:
         if self._done:

@@ -15,7 +15,6 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
@@ -23,45 +22,17 @@ from icefloe.errors import ValidationError
 from icefloe.io import FileIO
 from icefloe.spark.tables import resolve_table
 from icefloe.table.maintenance.expire_snapshots import DeleteSummary
+from icefloe.table.maintenance.options import to_millis
+from icefloe.table.maintenance.results import ExpireSnapshotsResult
 from icefloe.table.table import Table
 
-__all__ = ["ExpireSnapshotsResult", "delete_in_tasks", "expire_snapshots", "to_millis"]
+__all__ = ["ExpireSnapshotsResult", "delete_in_tasks", "expire_snapshots"]
 
 log = logging.getLogger(__name__)
 
 #: Attempts per file deletion in a task (as the table's cleanup and Java: 3).
 _DELETE_ATTEMPTS = 3
 _RETRY_WAIT_S = 0.05
-
-
-@dataclass
-class ExpireSnapshotsResult:
-    """What :func:`expire_snapshots` did (Java's ``ExpireSnapshots.Result``).
-
-    ``failed_deletes`` lists files whose deletion failed after retries (they are orphans now;
-    ``remove_orphan_files`` finds them later).
-    """
-
-    deleted_data_files_count: int = 0
-    deleted_position_delete_files_count: int = 0
-    deleted_equality_delete_files_count: int = 0
-    deleted_manifests_count: int = 0
-    deleted_manifest_lists_count: int = 0
-    deleted_statistics_files_count: int = 0
-    expired_snapshot_ids: list[int] = field(default_factory=list)
-    failed_deletes: list[str] = field(default_factory=list)
-
-
-def to_millis(value: dt.datetime | int, name: str) -> int:
-    """Epoch milliseconds of a datetime (naive means UTC, as in scans' ``as_of_time``) or an
-    int of milliseconds."""
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.UTC)
-        return int(value.timestamp() * 1000)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    raise ValidationError(f"{name} must be a datetime or an int of epoch milliseconds, not {value!r}")
 
 
 def expire_snapshots(

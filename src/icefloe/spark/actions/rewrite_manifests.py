@@ -13,17 +13,14 @@ tables need snapshot ids filled in. Delete manifests are never rewritten (as Jav
 
 from __future__ import annotations
 
-import math
 import pickle
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
 
-from icefloe.errors import ValidationError, ValidationException
 from icefloe.io import FileIO, metadata_location
 from icefloe.manifests import ManifestWriter, read_manifest
 from icefloe.spark.jobs import removed_unless_committed
@@ -31,22 +28,14 @@ from icefloe.spark.tables import resolve_table
 from icefloe.spec.manifest import ManifestContent, ManifestEntry, ManifestFile
 from icefloe.spec.properties import (
     AVRO_COMPRESSION,
-    MANIFEST_TARGET_SIZE_BYTES,
-    MANIFEST_TARGET_SIZE_BYTES_DEFAULT,
-    int_property,
 )
 from icefloe.spec.table_metadata import TableMetadata
+from icefloe.table.maintenance.manifest_compaction import plan_manifest_rewrite
+from icefloe.table.maintenance.results import RewriteManifestsResult
+from icefloe.table.maintenance.rewrite_manifests import partition_order
 from icefloe.table.table import Table
 
 __all__ = ["RewriteManifestsResult", "rewrite_manifests"]
-
-
-@dataclass
-class RewriteManifestsResult:
-    """What :func:`rewrite_manifests` did (Java's ``RewriteManifests.Result``)."""
-
-    rewritten_manifests_count: int = 0
-    added_manifests_count: int = 0
 
 
 def rewrite_manifests(
@@ -82,36 +71,17 @@ def rewrite_manifests(
     resolved = resolve_table(table)
     metadata = resolved.metadata
     result = RewriteManifestsResult()
-    snapshot = metadata.current_snapshot()
-    if snapshot is None:
-        return result
-    spec_id = metadata.default_spec_id if spec_id is None else spec_id
-    if spec_id not in metadata.specs_by_id():
-        raise ValidationError(f"rewrite_manifests: the table has no partition spec {spec_id}")
-    target = (
-        int_property(metadata.properties, MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_BYTES_DEFAULT)
-        if target_manifest_size_bytes is None
-        else target_manifest_size_bytes
-    )
-    if not isinstance(target, int) or target < 1:
-        raise ValidationError(f"target_manifest_size_bytes must be a positive int, not {target!r}")
     io = resolved.io()
-    matching = [
-        m
-        for m in snapshot.all_manifests(io)
-        if m.content == ManifestContent.DATA
-        and m.partition_spec_id == spec_id
-        and (rewrite_if is None or rewrite_if(m))
-    ]
-    if not matching:
+    plan = plan_manifest_rewrite(
+        io,
+        metadata,
+        spec_id=spec_id,
+        target_manifest_size_bytes=target_manifest_size_bytes,
+        rewrite_if=rewrite_if,
+    )
+    if plan is None:
         return result
-    for manifest in matching:
-        if manifest.added_files_count is None or manifest.existing_files_count is None:
-            raise ValidationException(f"No file counts in manifest: {manifest.manifest_path}")
-    total = sum(m.manifest_length for m in matching)
-    outputs = max(1, math.ceil(total / target))
-    if outputs == 1 and len(matching) == 1:
-        return result
+    matching, spec_id, outputs = plan.manifests, plan.spec_id, plan.outputs
     started = time.perf_counter()
     written = _write_manifests(spark, io, metadata, spec_id, matching, outputs)
     with removed_unless_committed(lambda: io.delete_quietly([m.manifest_path for m in written])):
@@ -158,7 +128,7 @@ def _write_manifests(
         for manifest in part:
             for entry in read_manifest(io, manifest, partition_type=partition_type):
                 if entry.is_live:
-                    yield _sort_key(entry.data_file.partition), pickle.dumps(entry)
+                    yield partition_order(entry.data_file.partition), pickle.dumps(entry)
 
     def write(index: int, part: Iterable[tuple[Any, bytes]]) -> Iterator[bytes]:
         rows = [pickle.loads(data) for _, data in part]
@@ -207,11 +177,3 @@ def _write_manifests(
 def _existing(writer: ManifestWriter, entry: ManifestEntry) -> None:
     assert entry.snapshot_id is not None  # entries of committed manifests have one
     writer.existing(entry.data_file, entry.snapshot_id, entry.sequence_number, entry.file_sequence_number)
-
-
-def _sort_key(partition: tuple[Any, ...]) -> tuple[Any, ...]:
-    """A key that orders partition tuples: nulls first, and values of one field compare with
-    each other (a UUID as its bytes)."""
-    return tuple(
-        (0, b"") if v is None else (1, v.bytes if isinstance(v, uuid.UUID) else v) for v in partition
-    )

@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql import types as st
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from icefloe.catalog.catalog import Catalog
 from icefloe.catalog.config import load_catalog
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.io import FileIO, load_file_io
@@ -90,6 +91,13 @@ class TableRef:
         return self.identifier.endswith("metadata.json") and (
             "/" in self.identifier or "\\" in self.identifier
         )
+
+    def catalog_instance(self) -> Catalog:
+        """The catalog the options name."""
+        return load_catalog(self.catalog, **dict(self.properties))
+
+    def with_identifier(self, identifier: str) -> TableRef:
+        return TableRef(identifier, self.catalog, self.properties)
 
     def load(self) -> Table:
         """The table, as its catalog (or metadata file) has it now.

@@ -18,7 +18,8 @@ the same on both paths (:func:`icefloe.spark.write.frames` takes ``where=`` over
 
 The table is ``load(...)`` / ``save(...)``'s argument (or option ``path``): an identifier
 resolved through ``icefloe.load_catalog()``, or the location of a ``metadata.json`` file (read
-only). Spark runs data sources in separate Python workers, started with the environment Spark
+only). ``load("db.t.files")`` (any of Java's metadata table names) reads that metadata table
+of ``db.t``, with options ``snapshot-id``, ``branch``, ``tag`` and ``filter``. Spark runs data sources in separate Python workers, started with the environment Spark
 itself was started with; to name another catalog than the default, or to configure one
 without environment variables or ``~/.icefloe.yaml``, use the options:
 
@@ -57,9 +58,11 @@ from pyspark.sql import types as st
 
 from icefloe.errors import ValidationError
 from icefloe.spark.datasource.common import TableRef, bool_option, metadata_at, spark_read_schema
+from icefloe.spark.datasource.metadata import MetadataTableReader
 from icefloe.spark.datasource.reader import IcefloePushdownReader, IcefloeReader, ReadOptions
 from icefloe.spark.datasource.streaming import IcefloeStreamReader
 from icefloe.spark.datasource.writer import IcefloeStreamWriter, IcefloeWriter, stream_query_id
+from icefloe.spark.read.metadata_tables import metadata_table_spark_schema, split_metadata_table
 from icefloe.table.table import Table
 
 __all__ = ["FORMAT", "PUSH_FILTERS_OPTION", "IcefloeDataSource", "register"]
@@ -87,7 +90,18 @@ class IcefloeDataSource(ds.DataSource):
     def _ref(self) -> TableRef:
         return TableRef.from_options(self.options)
 
+    def _metadata_table(self) -> tuple[TableRef, str] | None:
+        """(the table, the metadata table's name) when ``load("db.t.files")`` names one."""
+        ref = self._ref()
+        if ref.is_metadata_file:
+            return None
+        split = split_metadata_table(ref.identifier, ref.catalog_instance)
+        return None if split is None else (ref.with_identifier(split[0]), split[1])
+
     def schema(self) -> st.StructType:
+        meta = self._metadata_table()
+        if meta is not None:
+            return metadata_table_spark_schema(meta[0].load(), meta[1])
         table = self._ref().load()
         scan = ReadOptions.from_options(self.options).scan(table)
         # Pinned: the planning worker reads the same metadata (the instance is pickled to it).
@@ -101,7 +115,10 @@ class IcefloeDataSource(ds.DataSource):
             table = Table(table.identifier_tuple, metadata_at(table.io(), pinned), pinned, table.io())
         return table
 
-    def reader(self, schema: st.StructType) -> IcefloeReader:
+    def reader(self, schema: st.StructType) -> ds.DataSourceReader:
+        meta = self._metadata_table()
+        if meta is not None:
+            return MetadataTableReader(meta[0], meta[1], dict(self.options), schema)
         kind = IcefloePushdownReader if bool_option(self.options, PUSH_FILTERS_OPTION) else IcefloeReader
         return kind(self._ref(), self._pinned_table(), ReadOptions.from_options(self.options), schema)
 

@@ -38,6 +38,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as st
 
+from icefloe.catalog import load_catalog
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.expressions import Expression, bind
 from icefloe.expressions.model import AlwaysTrue, BoundReference
@@ -48,6 +49,7 @@ from icefloe.spark.paths import reported_path, spark_input_path
 from icefloe.spark.read import deletes as _deletes
 from icefloe.spark.read.decrypting import needs_icefloe_reader, read_decrypting
 from icefloe.spark.read.filters import spark_literal, to_spark_filter
+from icefloe.spark.read.metadata_tables import metadata_table_frame, split_metadata_table
 from icefloe.spark.read.name_mapped import read_by_names, split_by_ids
 from icefloe.spark.session import configure_reads
 from icefloe.spark.tables import resolve_table
@@ -89,7 +91,9 @@ def read(
 
     Args:
         spark: the session.
-        table: a :class:`Table`, or an identifier resolved through ``icefloe.load_catalog()``.
+        table: a :class:`Table`, or an identifier resolved through ``icefloe.load_catalog()``;
+            ``"db.t.files"`` (any of Java's metadata table names after the table's) reads that
+            metadata table of ``db.t`` (``filter``, ``columns`` and time travel apply to it).
         filter: rows to keep (an expression or SQL string); it also prunes files and row groups.
         columns: the columns to return (default: all), in the table's column order.
         snapshot_id, ref, as_of: time travel: a snapshot id, a branch or tag, or the snapshot
@@ -99,6 +103,21 @@ def read(
             ``from_snapshot_id`` (exclusive) up to ``to_snapshot_id`` (default: current).
         case_sensitive: how column names in ``filter`` and ``columns`` are matched.
     """
+    split = split_metadata_table(table, load_catalog) if isinstance(table, str) else None
+    if split is not None:  # "db.t.files": a metadata table
+        base = resolve_table(split[0])
+        if as_of is not None:
+            snapshot_id = base.new_scan().as_of_time(as_of).snapshot().snapshot_id  # type: ignore[union-attr]
+        return metadata_table_frame(
+            spark,
+            base,
+            split[1],
+            snapshot_id=snapshot_id,
+            ref=ref,
+            filter=filter,
+            columns=columns,
+            case_sensitive=case_sensitive,
+        )
     resolved = resolve_table(table)
     incremental = from_snapshot_id is not None or to_snapshot_id is not None
     if incremental and (snapshot_id is not None or ref is not None or as_of is not None):

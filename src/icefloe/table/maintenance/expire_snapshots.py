@@ -24,7 +24,7 @@ Which snapshots go (Java 1.9 semantics):
   are ignored, as Java does. As in Java, the age-based expiration still applies alongside.
 
 ``apply()`` returns the snapshots that would expire and changes nothing. ``commit()``
-commits, then (``clean_expired_files``, default on) deletes what only the expired snapshots
+commits (and returns an ``ExpireSnapshotsResult``, as the Spark action does), then (``clean_expired_files``, default on) deletes what only the expired snapshots
 reached: see ``table/maintenance/reachable_files.py``. In a transaction the files are deleted once the
 transaction has committed (Java deletes them when the operation is staged, before the
 transaction commits). The outcome of the cleanup is ``delete_summary``.
@@ -72,6 +72,7 @@ from icefloe.spec.updates import (
     TableUpdate,
 )
 from icefloe.table.maintenance.reachable_files import DeleteSummary, clean_expired_files
+from icefloe.table.maintenance.results import ExpireSnapshotsResult
 from icefloe.table.operation import Changes, PendingUpdate, TableOperations
 
 __all__ = [
@@ -191,6 +192,34 @@ class ExpireSnapshots(PendingUpdate[list[Snapshot]]):
             raise ValidationError(f"plan_with takes a concurrent.futures.Executor, not {executor!r}")
         self._plan_executor = executor
         return self
+
+    def commit(self) -> ExpireSnapshotsResult:  # type: ignore[override]  # Java's Spark action's result
+        """Commit the expiration (inside an explicit transaction: stage it) and tell what it
+        removed, as the Spark action's result does: the expired snapshot ids and, once the
+        files were cleaned up (after the commit; in a transaction, after it commits), the
+        files deleted per kind and those whose deletion failed.
+
+        Raises:
+            ValidationException: ``gc.enabled`` is false, or a conflicting concurrent commit.
+            ValidationError: an expired snapshot id a kept ref points at.
+        """
+        super().commit()
+        return self.result()
+
+    def result(self) -> ExpireSnapshotsResult:
+        """What this expiration removed so far (see ``commit``)."""
+        expired = sorted(_removed_ids(self._attempt[1].updates)) if self._attempt is not None else []
+        summary = self._summary or DeleteSummary()
+        return ExpireSnapshotsResult(
+            deleted_data_files_count=summary.data_files,
+            deleted_position_delete_files_count=summary.position_delete_files,
+            deleted_equality_delete_files_count=summary.equality_delete_files,
+            deleted_manifests_count=summary.manifests,
+            deleted_manifest_lists_count=summary.manifest_lists,
+            deleted_statistics_files_count=summary.statistics_files,
+            expired_snapshot_ids=expired,
+            failed_deletes=list(summary.failed),
+        )
 
     @property
     def delete_summary(self) -> DeleteSummary | None:

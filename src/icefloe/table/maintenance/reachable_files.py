@@ -42,7 +42,7 @@ from icefloe.manifests.reader import manifest_records, read_manifest_bytes
 from icefloe.spec.manifest import FileContent, ManifestContent, ManifestEntryStatus, ManifestFile
 from icefloe.spec.snapshots import Snapshot
 
-__all__ = ["DeleteSummary", "DeletedFileType", "clean_expired_files", "file_identity"]
+__all__ = ["DeleteSummary", "DeletedFileType", "clean_expired_files", "delete_files", "file_identity"]
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +187,25 @@ def clean_expired_files(
         log.warning("cleanup of expired snapshot files stopped early", exc_info=True)
         tally.complete = False
     return tally.summary()
+
+
+def delete_files(
+    io: FileIO,
+    paths: Sequence[str],
+    *,
+    executor: Executor | None = None,
+    kind: DeletedFileType = DeletedFileType.DATA,
+) -> list[str]:
+    """Delete ``paths`` through ``io`` on threads (or ``executor``), each retried as the
+    cleanup retries; a file already gone counts as deleted. Returns the paths that could not
+    be deleted (each logged)."""
+    tally = _Tally()
+    deleter = _Deleter(io, None, executor, tally)
+    try:
+        deleter.run(list(paths), kind)
+    finally:
+        deleter.close()
+    return list(tally.summary().failed)
 
 
 def _clean(

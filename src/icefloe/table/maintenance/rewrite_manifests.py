@@ -28,6 +28,7 @@ fails the commit. The summary carries Java's ``manifests-created``, ``manifests-
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -55,7 +56,7 @@ from icefloe.table.operation import TableOperations
 from icefloe.table.snapshots.snapshot_producer import SnapshotProducer, inherits_ids
 from icefloe.table.snapshots.summary import SummaryBuilder
 
-__all__ = ["RewriteManifests"]
+__all__ = ["RewriteManifests", "partition_order"]
 
 CREATED_MANIFESTS_COUNT = "manifests-created"
 KEPT_MANIFESTS_COUNT = "manifests-kept"
@@ -84,6 +85,8 @@ class RewriteManifests(SnapshotProducer):
         self._entry_count = 0
         # The added manifests ready to commit, checked against the deleted ones.
         self._prepared: _Prepared | None = None
+        self._target: int | None = None
+        self._sorted = False
 
     # ---- builder -----------------------------------------------------------------------------
 
@@ -104,6 +107,24 @@ class RewriteManifests(SnapshotProducer):
         if not callable(predicate):
             raise ValidationError(f"rewrite_if takes a function of a ManifestFile, not {predicate!r}")
         self._rewrite_if = predicate
+        self._reset_plan()
+        return self
+
+    def target_manifest_size_bytes(self, size: int) -> RewriteManifests:
+        """The size of the clustered manifests (icefloe; default the table's
+        ``commit.manifest.target-size-bytes``)."""
+        self._check_mutable()
+        if not isinstance(size, int) or size < 1:
+            raise ValidationError(f"target manifest size must be a positive int, not {size!r}")
+        self._target = size
+        self._reset_plan()
+        return self
+
+    def sort_by_partition(self) -> RewriteManifests:
+        """Write each cluster's entries ordered by partition (icefloe; what Java's Spark action
+        does), so that the new manifests cover narrow partition ranges and prune well."""
+        self._check_mutable()
+        self._sorted = True
         self._reset_plan()
         return self
 
@@ -255,9 +276,13 @@ class RewriteManifests(SnapshotProducer):
                         f"cluster_by returned an unhashable key {key!r} for {entry.data_file.file_path}"
                     ) from None
                 count += 1
-        target = int_property(base.properties, MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_BYTES_DEFAULT)
+        target = self._target or int_property(
+            base.properties, MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_BYTES_DEFAULT
+        )
         clustered: list[ManifestFile] = []
         for (_, spec_id), entries in groups.items():
+            if self._sorted:
+                entries.sort(key=lambda e: partition_order(e.data_file.partition))
             clustered.extend(self._write_rolling(base, spec_id, entries, target))
         self._rewritten, self._clustered, self._kept, self._entry_count = rewritten, clustered, kept, count
 
@@ -431,6 +456,14 @@ class _Prepared:
 
 def _partition_type(base: TableMetadata, spec_id: int) -> StructType:
     return base.spec_by_id(spec_id).partition_type(base.schema())
+
+
+def partition_order(partition: Any) -> tuple[Any, ...]:
+    """A key ordering partition tuples: nulls first, values of one field compared with each
+    other (a UUID as its bytes)."""
+    return tuple(
+        (0, b"") if v is None else (1, v.bytes if isinstance(v, uuid.UUID) else v) for v in partition
+    )
 
 
 def _names(files: Any) -> str:

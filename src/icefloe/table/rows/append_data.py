@@ -87,15 +87,21 @@ def write_files(target: _AppendTarget, data: Any) -> list[DataFile]:
 
 
 def append_data(
-    target: _AppendTarget, data: Any, *, snapshot_properties: Mapping[str, str] | None = None
+    target: _AppendTarget,
+    data: Any,
+    *,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
 ) -> Snapshot | None:
-    """Write ``data`` and commit it as one append snapshot; returns the snapshot committed
-    (None when ``data`` had no rows: nothing is committed)."""
+    """Write ``data`` and commit it as one append snapshot (to ``branch``, default main);
+    returns the snapshot committed (None when ``data`` had no rows: nothing is committed)."""
     files = write_files(target, data)
     if not files:
         return None
     try:
         append = target.new_append()
+        if branch is not None:
+            append.to_branch(branch)
         append.delete_on_failure(f.file_path for f in files)
         for file in files:
             append.append_file(file)

@@ -1,10 +1,10 @@
 """The row-level conveniences shared by ``Table`` (which commits) and ``Transaction`` (which
-stages): ``delete``, ``overwrite``, ``replace_partitions`` and ``upsert``. The work is in
+stages): ``delete``, ``update``, ``overwrite``, ``replace_partitions`` and ``upsert``. The work is in
 ``table/rows/row_changes.py``; this mixin only gives both classes the same methods."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from icefloe.expressions import Expression
@@ -17,6 +17,7 @@ from icefloe.table.rows.row_changes import (
     replace_partitions_with,
     upsert_rows,
 )
+from icefloe.table.rows.update_rows import SetValue, update_rows
 
 __all__ = ["RowConveniences"]
 
@@ -30,12 +31,37 @@ class RowConveniences:
         *,
         case_sensitive: bool = True,
         snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Delete the rows matching ``where``: merge-on-read (position deletes in v2, deletion
         vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
-        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched)."""
+        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched).
+        ``branch``: change that branch instead of main."""
         return delete_rows(
-            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+            self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties, branch=branch
+        )
+
+    def update(
+        self: RowChangeTarget,
+        set: Mapping[str, SetValue],
+        where: Expression | str | None = None,
+        *,
+        case_sensitive: bool = True,
+        snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
+    ) -> Snapshot | None:
+        """Set columns of the rows matching ``where`` (every row when None), per
+        ``write.update.mode``. ``set`` maps column names to literals (``{"country": "NL"}``),
+        ``pyarrow.compute`` expressions of the row (``{"amount": pc.field("amount") * 2}``) or
+        functions of the matched rows (a ``pyarrow.Table``) returning an array or a scalar.
+        Returns the snapshot (None: no row matched). See ``table/rows/update_rows.py``."""
+        return update_rows(
+            self,
+            set,
+            where,
+            case_sensitive=case_sensitive,
+            snapshot_properties=snapshot_properties,
+            branch=branch,
         )
 
     def overwrite(
@@ -45,18 +71,28 @@ class RowConveniences:
         *,
         case_sensitive: bool = True,
         snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Replace the rows matching ``where`` (all rows when None) by ``data``, in one
-        ``overwrite`` snapshot."""
+        ``overwrite`` snapshot (on ``branch``, default main)."""
         return overwrite_rows(
-            self, data, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+            self,
+            data,
+            where,
+            case_sensitive=case_sensitive,
+            snapshot_properties=snapshot_properties,
+            branch=branch,
         )
 
     def replace_partitions(
-        self: RowChangeTarget, data: Any, *, snapshot_properties: dict[str, str] | None = None
+        self: RowChangeTarget,
+        data: Any,
+        *,
+        snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Write ``data`` and replace every partition it touches (dynamic overwrite)."""
-        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties)
+        return replace_partitions_with(self, data, snapshot_properties=snapshot_properties, branch=branch)
 
     def upsert(
         self: RowChangeTarget,
@@ -65,9 +101,15 @@ class RowConveniences:
         *,
         case_sensitive: bool = True,
         snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> UpsertResult:
         """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
-        in one snapshot per ``write.merge.mode``."""
+        in one snapshot per ``write.merge.mode`` (on ``branch``, default main)."""
         return upsert_rows(
-            self, data, on, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties
+            self,
+            data,
+            on,
+            case_sensitive=case_sensitive,
+            snapshot_properties=snapshot_properties,
+            branch=branch,
         )

@@ -71,6 +71,7 @@ __all__ = [
     "MERGE_ON_READ",
     "RowChangeTarget",
     "UpsertResult",
+    "branch_head",
     "delete_rows",
     "overwrite_rows",
     "replace_partitions_with",
@@ -116,6 +117,23 @@ def _isolation(metadata: TableMetadata, kind: str) -> str:
     return _choice(
         metadata.properties, isolation_level_property(kind), (SERIALIZABLE, SNAPSHOT), SERIALIZABLE
     )
+
+
+def branch_head(metadata: TableMetadata, branch: str | None) -> Snapshot | None:
+    """The snapshot a commit to ``branch`` (None: main) builds on: its head, or the current
+    snapshot for a branch that does not exist yet (which the commit creates, as Java does).
+
+    Raises:
+        ValidationError: ``branch`` names a tag.
+    """
+    if branch is None:
+        return metadata.current_snapshot()
+    ref = metadata.refs.get(branch)
+    if ref is None:
+        return metadata.current_snapshot()
+    if not ref.is_branch:
+        raise ValidationError(f"'{branch}' is a tag, not a branch; commits go to branches")
+    return metadata.snapshot_by_id(ref.snapshot_id)
 
 
 def _expression(where: Expression | str | None) -> Expression:
@@ -167,12 +185,15 @@ def _find(
     *,
     read_ids: Sequence[int] | None,
     case_sensitive: bool,
+    branch: str | None = None,
+    matched: list[pa.Table] | None = None,
 ) -> _Found:
     """The files and positions of the rows ``row_filter`` (and ``matcher``, when given)
-    selects in the current snapshot. Without a matcher, a task whose residual is always-true
-    is taken whole unread."""
+    selects at the head of ``branch`` (default main). Without a matcher, a task whose residual
+    is always-true is taken whole unread, unless ``matched`` collects the matched rows (read
+    with ``read_ids``' columns, ``_pos`` dropped)."""
     metadata = target.metadata
-    snapshot = metadata.current_snapshot()
+    snapshot = branch_head(metadata, branch)
     found = _Found(snapshot)
     if snapshot is None:
         return found
@@ -183,7 +204,7 @@ def _find(
     read_schema = _with_positions(schema, read_ids)
     for task in tasks:
         has_equality = any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes)
-        if matcher is None and isinstance(task.residual, AlwaysTrue) and not task.deletes:
+        if matcher is None and matched is None and isinstance(task.residual, AlwaysTrue) and not task.deletes:
             found.whole.append(task.file)
             found.matched_rows += task.file.record_count
             continue
@@ -196,6 +217,9 @@ def _find(
             positions = matcher(live)
         if positions.size == 0:
             continue
+        if matched is not None:
+            keep = pc.is_in(live.column("_pos"), value_set=pa.array(positions, pa.int64()))
+            matched.append(live.filter(keep).drop_columns(["_pos"]))
         found.matched_rows += int(positions.size)
         if positions.size == live.num_rows and not has_equality:
             found.whole.append(task.file)
@@ -308,8 +332,10 @@ def _commit(
     conflict_filter: Expression,
     new_rows: Sequence[DataFile] = (),
     snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
 ) -> Snapshot | None:
-    """Commit the change as one snapshot (an overwrite or a row delta, per ``mode``)."""
+    """Commit the change as one snapshot (an overwrite or a row delta, per ``mode``) to
+    ``branch`` (default main)."""
     io = target.io()
     owned = written.paths() + [f.file_path for f in new_rows]
     try:
@@ -342,6 +368,8 @@ def _commit(
             if isolation == SERIALIZABLE:
                 overwrite.validate_no_conflicting_data()
             operation = overwrite
+        if branch is not None:
+            operation.to_branch(branch)
         if found.snapshot is not None:
             operation.validate_from_snapshot(found.snapshot.snapshot_id)
         operation.delete_on_failure(owned)
@@ -363,6 +391,7 @@ def delete_rows(
     *,
     case_sensitive: bool = True,
     snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Delete the rows matching ``where`` (rows where it is null stay); returns the snapshot,
     or None when no row matched (nothing is committed)."""
@@ -376,6 +405,7 @@ def delete_rows(
         None,
         read_ids=sorted(referenced_field_ids(bound)),
         case_sensitive=case_sensitive,
+        branch=branch,
     )
     if not found.touched:
         return None
@@ -396,6 +426,7 @@ def delete_rows(
         isolation=isolation,
         conflict_filter=row_filter,
         snapshot_properties=snapshot_properties,
+        branch=branch,
     )
 
 
@@ -406,6 +437,7 @@ def overwrite_rows(
     *,
     case_sensitive: bool = True,
     snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Replace the rows matching ``where`` (every row when None) by ``data``, in one
     ``overwrite`` snapshot: files whose rows all match are removed, files that match in part
@@ -415,7 +447,12 @@ def overwrite_rows(
     isolation = _isolation(metadata, "update")
     bound = bind(metadata.schema(), row_filter, case_sensitive=case_sensitive)
     found = _find(
-        target, row_filter, None, read_ids=sorted(referenced_field_ids(bound)), case_sensitive=case_sensitive
+        target,
+        row_filter,
+        None,
+        read_ids=sorted(referenced_field_ids(bound)),
+        case_sensitive=case_sensitive,
+        branch=branch,
     )
     written = _Written()
     new_rows: list[DataFile] = []
@@ -436,19 +473,26 @@ def overwrite_rows(
         conflict_filter=row_filter,
         new_rows=new_rows,
         snapshot_properties=snapshot_properties,
+        branch=branch,
     )
 
 
 def replace_partitions_with(
-    target: RowChangeTarget, data: Any, *, snapshot_properties: Mapping[str, str] | None = None
+    target: RowChangeTarget,
+    data: Any,
+    *,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Write ``data`` and replace every partition it touches (a dynamic partition overwrite)."""
     files = write_files(target, data)  # type: ignore[arg-type]
     if not files:
         return None
-    snapshot = target.metadata.current_snapshot()
+    snapshot = branch_head(target.metadata, branch)
     try:
         replace = target.new_replace_partitions()
+        if branch is not None:
+            replace.to_branch(branch)
         replace.delete_on_failure(f.file_path for f in files)
         for file in files:
             replace.add_file(file)
@@ -480,6 +524,7 @@ def upsert_rows(
     *,
     case_sensitive: bool = True,
     snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
 ) -> UpsertResult:
     """Insert the rows of ``data`` whose ``on`` key is new, and replace the table's rows whose
     key matches a row of ``data`` (MERGE ... WHEN MATCHED UPDATE / WHEN NOT MATCHED INSERT),
@@ -524,6 +569,7 @@ def upsert_rows(
         matcher,
         read_ids=[schema.find_field(k).field_id for k in keys],  # type: ignore[union-attr]
         case_sensitive=True,
+        branch=branch,
     )
     written = _Written()
     new_rows: list[DataFile] = []
@@ -552,6 +598,7 @@ def upsert_rows(
         conflict_filter=key_filter,
         new_rows=new_rows,
         snapshot_properties=snapshot_properties,
+        branch=branch,
     )
     return UpsertResult(matched, source.num_rows - matched, snapshot)
 
@@ -591,6 +638,8 @@ def _key_filter(keys_table: pa.Table, keys: Sequence[str]) -> Expression:
 # the conveniences above.
 FoundRows = _Found
 WrittenFiles = _Written
+find_rows = _find
+rewrite_remainders = _rewrite_remainders
 write_change_deletes = _write_deletes
 commit_row_change = _commit
 change_mode = _mode
