@@ -249,3 +249,48 @@ class SnapshotNotAncestorError(ValidationError):
 
 
 __all__ += ["SnapshotNotAncestorError"]
+
+
+class NoSuchViewError(NotFoundError):
+    """The catalog has no view with this identifier."""
+
+
+class ViewAlreadyExistsError(IcefloeError):
+    """A view (or a table) already has this identifier."""
+
+
+class NotAuthorizedError(IcefloeError):
+    """The catalog refused the request's credentials (HTTP 401): none, expired or invalid."""
+
+
+class ForbiddenError(IcefloeError):
+    """The catalog refused the operation to this principal (HTTP 403): read-only, or a
+    namespace it may not touch."""
+
+
+class ServiceUnavailableError(IcefloeError):
+    """The catalog service is temporarily unavailable (HTTP 503) and retries ran out."""
+
+
+class RESTError(IcefloeError):
+    """A REST catalog answered with an error icefloe has no more specific type for.
+
+    Attributes:
+        status: the HTTP status code.
+        error_type: the ``type`` of the server's error response (Java's exception name).
+    """
+
+    def __init__(self, message: str, *, status: int, error_type: str = ""):
+        self.status = status
+        self.error_type = error_type
+        super().__init__(message)
+
+
+__all__ += [
+    "ForbiddenError",
+    "NoSuchViewError",
+    "NotAuthorizedError",
+    "RESTError",
+    "ServiceUnavailableError",
+    "ViewAlreadyExistsError",
+]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from icefloe.backends.base import CatalogBackend, LoadedTable, PropertiesUpdateSummary
+from icefloe.backends.base import CatalogBackend, LoadedTable, PropertiesUpdateSummary, TableCommit
 from icefloe.backends.hadoop import HadoopCatalogBackend
 from icefloe.backends.identifiers import (
     Identifier,
@@ -27,6 +27,7 @@ from icefloe.backends.identifiers import (
 )
 from icefloe.backends.memory import InMemoryCatalogBackend
 from icefloe.backends.sql import SqlCatalogBackend
+from icefloe.backends.views import LoadedView
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 
 __all__ = [
@@ -35,9 +36,11 @@ __all__ = [
     "Identifier",
     "InMemoryCatalogBackend",
     "LoadedTable",
+    "LoadedView",
     "Namespace",
     "PropertiesUpdateSummary",
     "SqlCatalogBackend",
+    "TableCommit",
     "identifier_to_string",
     "load_catalog_backend",
     "parse_identifier",

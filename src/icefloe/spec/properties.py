@@ -118,6 +118,15 @@ MIN_SNAPSHOTS_TO_KEEP_DEFAULT = 1
 MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
 MAX_REF_AGE_MS_DEFAULT = (1 << 63) - 1  # Java's Long.MAX_VALUE: refs never age out
 
+# ---- views (Java's ``ViewProperties``) ---------------------------------------------------------
+VIEW_VERSION_HISTORY_SIZE = "version.history.num-entries"
+VIEW_VERSION_HISTORY_SIZE_DEFAULT = 10
+VIEW_METADATA_COMPRESSION_DEFAULT = "gzip"  # views default to gzip, tables to none
+VIEW_COMMENT = "comment"
+VIEW_REPLACE_DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
+VIEW_REPLACE_DROP_DIALECT_ALLOWED_DEFAULT = False
+SPARK_QUERY_COLUMN_NAMES = "spark.query-column-names"  # Spark's: the query's output names
+
 # ---- reading -------------------------------------------------------------------------------------
 SPLIT_SIZE = "read.split.target-size"
 SPLIT_SIZE_DEFAULT = 128 * 1024 * 1024
