@@ -36,6 +36,7 @@ __all__ = [
     "NoSuchSnapshotError",
     "NoSuchTableError",
     "NotFoundError",
+    "RequirementFailedError",
     "TableAlreadyExistsError",
     "UnknownSnapshotError",
     "UnsupportedFeatureError",
@@ -147,6 +148,12 @@ class CommitFailedException(IcefloeError):
 
     It is safe to delete the files this commit wrote, and to retry on a refreshed table.
     """
+
+
+class RequirementFailedError(CommitFailedException):
+    """A commit's requirement does not hold on the current metadata (``assert-ref-snapshot-id``,
+    ``assert-table-uuid``, ...): the table changed in a way the commit depends on. Retry on a
+    refreshed table; a catalog server answers it with 409 instead of retrying it itself."""
 
 
 class CommitStateUnknownException(IcefloeError):

@@ -51,7 +51,7 @@ from icefloe.errors import (
     ValidationError,
     ValidationException,
 )
-from icefloe.io import FileIO, load_file_io, metadata_location, split_scheme, strip_trailing_slash
+from icefloe.io import FileIO, is_within, load_file_io, metadata_location, split_scheme, strip_trailing_slash
 from icefloe.serde.metadata_json import (
     dumps_metadata,
     loads_metadata,
@@ -290,6 +290,11 @@ class CatalogBackend(MultiTableCommits, ViewCatalog, ABC):
         if location is None:
             raise NoSuchTableError(self._no_such_table(ident))
         return LoadedTable(ident, location, self._read_metadata(location))
+
+    def current_metadata_location(self, identifier: Identifier) -> str | None:
+        """The table's current metadata file, or None when there is no such table (no read of
+        the file itself)."""
+        return self._read_pointer(parse_identifier(identifier))
 
     def table_exists(self, identifier: Identifier) -> bool:
         """Whether the catalog has a table with this identifier."""
@@ -647,12 +652,21 @@ class CatalogBackend(MultiTableCommits, ViewCatalog, ABC):
             return None
 
     def _purge(self, loaded: LoadedTable) -> None:
-        """Delete every file reachable from a dropped table's metadata (best effort)."""
+        self.purge_files(loaded)
+
+    def purge_files(self, loaded: LoadedTable, *, within: str | None = None) -> None:
+        """Delete every file reachable from a dropped table's metadata (best effort), what
+        ``drop_table(purge=True)`` deletes; with ``within``, only the files under that location
+        (a server purges no file outside the table, whatever its metadata names)."""
         files = reachable_files(self.io, loaded.metadata, loaded.metadata_location)
         for problem in files.problems:
             log.warning("purging table %s: %s", identifier_to_string(loaded.identifier), problem)
-        self._delete_quietly(_with_local_checksums(files.content_files))
-        self._delete_quietly(_with_local_checksums(files.manifests))
-        self._delete_quietly(_with_local_checksums(files.manifest_lists))
-        self._delete_quietly(_with_local_checksums(files.statistics))
-        self._delete_metadata_files(files.metadata_files)
+
+        def kept(locations: list[str]) -> list[str]:
+            return [x for x in locations if within is None or is_within(x, within)]
+
+        self._delete_quietly(_with_local_checksums(kept(files.content_files)))
+        self._delete_quietly(_with_local_checksums(kept(files.manifests)))
+        self._delete_quietly(_with_local_checksums(kept(files.manifest_lists)))
+        self._delete_quietly(_with_local_checksums(kept(files.statistics)))
+        self._delete_metadata_files(kept(files.metadata_files))

@@ -14,7 +14,7 @@ that raise ``UnsupportedFeatureError``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -33,9 +33,10 @@ from icefloe.io import FileIO, metadata_location
 from icefloe.serde.metadata_json import metadata_file_name, parse_metadata_version
 from icefloe.serde.view_json import dumps_view_metadata, loads_view_metadata
 from icefloe.spec.properties import METADATA_COMPRESSION, VIEW_METADATA_COMPRESSION_DEFAULT
+from icefloe.spec.schema import Schema
 from icefloe.spec.updates import TableUpdate
-from icefloe.spec.view_builder import ViewMetadataBuilder
-from icefloe.spec.views import ViewMetadata, ViewRequirement
+from icefloe.spec.view_builder import ViewMetadataBuilder, new_view_metadata
+from icefloe.spec.views import ViewMetadata, ViewRequirement, ViewVersion
 
 __all__ = ["LoadedView", "ViewCatalog"]
 
@@ -140,6 +141,28 @@ class ViewCatalog:
             self.io.delete_quietly([location])
             raise
         return LoadedView(ident, location, metadata)
+
+    def default_table_location(self, identifier: Identifier) -> str:
+        raise NotImplementedError
+
+    def create_new_view(
+        self,
+        identifier: Identifier,
+        schema: Schema,
+        version: ViewVersion,
+        properties: Mapping[str, str],
+        location: str | None,
+    ) -> LoadedView:
+        """Create a view from its definition (``version`` current, with ``schema``); the
+        location defaults to the catalog's layout, as a table's. A REST catalog lets its server
+        build the metadata.
+
+        Raises:
+            as ``create_view``.
+        """
+        ident = parse_identifier(identifier)
+        view_location = (location or self.default_table_location(ident)).rstrip("/")
+        return self.create_view(ident, new_view_metadata(schema, version, view_location, dict(properties)))
 
     def register_view(self, identifier: Identifier, metadata_location: str) -> LoadedView:
         """Add an existing view, given its metadata file, to the catalog."""

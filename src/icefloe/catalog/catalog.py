@@ -29,7 +29,6 @@ from icefloe.spec.partitioning import PartitionSpec, build_spec
 from icefloe.spec.properties import VIEW_COMMENT
 from icefloe.spec.schema import Schema
 from icefloe.spec.sorting import SortOrder, build_sort_order
-from icefloe.spec.view_builder import new_view_metadata
 from icefloe.spec.views import SQLViewRepresentation, ViewVersion
 from icefloe.table.table import Table
 from icefloe.table.transaction import Transaction, commit_transactions
@@ -376,9 +375,8 @@ class Catalog:
         props = {**spark_properties(iceberg_schema, [representation]), **dict(properties or {})}
         if comment is not None:
             props[VIEW_COMMENT] = comment
-        view_location = (location or self.backend.default_table_location(ident)).rstrip("/")
-        metadata = new_view_metadata(iceberg_schema, version, view_location, props)
-        return self._view(self.backend.create_view(ident, metadata))
+        view_location = location.rstrip("/") if location else None
+        return self._view(self.backend.create_new_view(ident, iceberg_schema, version, props, view_location))
 
     def load_view(self, identifier: Identifier) -> View:
         """Raises NoSuchViewError."""

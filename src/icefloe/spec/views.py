@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from icefloe.errors import CommitFailedException, ValidationError
+from icefloe.errors import RequirementFailedError, ValidationError
 from icefloe.spec.schema import Schema
 from icefloe.spec.updates import (
     LAST_ADDED,
@@ -190,7 +190,7 @@ VIEW_UPDATE_TYPES: tuple[type[TableUpdate], ...] = (
 
 
 class ViewRequirement:
-    """Base of view commit requirements; ``validate`` raises CommitFailedException when unmet."""
+    """Base of view commit requirements; ``validate`` raises RequirementFailedError (a CommitFailedException) when unmet."""
 
     __slots__ = ()
     type: ClassVar[str] = ""
@@ -208,9 +208,9 @@ class AssertViewUUID(ViewRequirement):
 
     def validate(self, base: ViewMetadata | None) -> None:
         if base is None:
-            raise CommitFailedException("requirement failed: view uuid: the view does not exist")
+            raise RequirementFailedError("requirement failed: view uuid: the view does not exist")
         if base.view_uuid != self.uuid:
-            raise CommitFailedException(
+            raise RequirementFailedError(
                 f"requirement failed: view uuid is {base.view_uuid}, expected {self.uuid} "
                 "(the view was dropped and re-created)"
             )
