@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from tests.support.catalogs import make_catalog
 
 from icefloe.errors import (
     CommitFailedException,
@@ -21,6 +20,7 @@ from icefloe.errors import (
     ViewAlreadyExistsError,
 )
 from icefloe.serde.view_json import loads_view_metadata
+from support.catalogs import make_catalog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string())])
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from tests.support.catalogs import files_under, make_catalog, memory_backend
 
 from icefloe.errors import (
     CommitFailedException,
@@ -16,6 +15,7 @@ from icefloe.errors import (
     UnsupportedFeatureError,
     ValidationError,
 )
+from support.catalogs import files_under, make_catalog, memory_backend
 
 SCHEMA = pa.schema([("id", pa.int64())])
 

@@ -12,6 +12,7 @@ logged with its traceback and answered 500.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import secrets
 from collections.abc import Mapping
@@ -176,7 +177,8 @@ class RestServer:
             return self.failure(exc, call)
 
     def _idempotent(self, route: Route, call: Call, key: str) -> Reply:
-        fingerprint = f"{route.endpoint} {call.params}"
+        # The same key for another route, path or body is another request: refused (422).
+        fingerprint = f"{route.endpoint} {call.params} {hashlib.sha256(call.body).hexdigest()}"
         replay = self.idempotency.claim(key, fingerprint)
         if replay is not None:
             return Reply(replay.status, replay.body)

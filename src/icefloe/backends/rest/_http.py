@@ -3,8 +3,9 @@
 - Headers: ``Accept``/``Content-Type`` JSON, ``X-Client-Version``, every ``header.<Name>``
   catalog property, the auth session's ``Authorization``.
 - Retries (``rest.client.max-retries``, default 5): 429 and 503 for any request, honouring
-  ``Retry-After``, else ``min(2^(n-1), 64)`` seconds with up to 10% jitter; connection failures
-  before anything was sent for any request; read timeouts, resets and 502/504 only for
+  ``Retry-After``, else ``min(2^(n-1), 64)`` seconds with up to 10% jitter (none for a refused
+  connection: nothing was sent, and as in Java it fails at once); read timeouts, resets and
+  502/504 only for
   idempotent methods, or for a mutation that carries an ``Idempotency-Key`` (the server replays
   its first answer). A retried request keeps its key.
 - 401/419: when the auth session can get a new token, it does and the request is sent once more.

@@ -33,6 +33,7 @@ from icefloe.backends.identifiers import (
     parse_namespace,
 )
 from icefloe.backends.rest._http import HttpSession, TransportUncertain, commit_state_unknown, uuid7
+from icefloe.backends.rest._updates import as_java_sends
 from icefloe.backends.rest.auth import AuthSession
 from icefloe.backends.rest.endpoints import DEFAULT_ENDPOINTS, VIEW_ENDPOINTS, Endpoint
 from icefloe.backends.views import LoadedView
@@ -461,7 +462,8 @@ class RestCatalogBackend(CatalogBackend):
     ) -> LoadedTable:
         self._check(Endpoint.UPDATE_TABLE)
         ident = parse_identifier(identifier)
-        request = CommitTableRequest(ident, tuple(requirements), tuple(updates))
+        sent = as_java_sends(base.metadata if base is not None else None, updates)
+        request = CommitTableRequest(ident, tuple(requirements), tuple(sent))
         what = f"commit to table {identifier_to_string(ident)}"
         url = self._table_url(ident)
         try:
@@ -483,7 +485,11 @@ class RestCatalogBackend(CatalogBackend):
         if len(set(idents)) != len(idents):
             raise ValidationError("a multi-table commit names a table more than once")
         changes = [
-            CommitTableRequest(ident, tuple(c.requirements), tuple(c.updates)).to_json()
+            CommitTableRequest(
+                ident,
+                tuple(c.requirements),
+                tuple(as_java_sends(c.base.metadata if c.base else None, c.updates)),
+            ).to_json()
             for ident, c in zip(idents, commits)
         ]
         what = "multi-table commit to " + ", ".join(identifier_to_string(i) for i in idents)
