@@ -5,6 +5,7 @@ a subprocess) and the project's Java server (``tests/interop/rest_java.py``).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -123,3 +124,96 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class FaultyProxy:
+    """An ASGI wrapper around a REST server that misbehaves on purpose, as networks do.
+
+    - ``lose_answers(n, match)``: the next ``n`` requests whose ``"METHOD path"`` contains
+      ``match`` run, but their answer is replaced by a 502 (the response was lost);
+    - ``drop_requests(n, match)``: they do not run at all and get a 502;
+    - ``busy(n)``: the next ``n`` requests get 503 with ``Retry-After: 0``;
+    - ``config_without(*keys_or_endpoints)``: ``/v1/config`` loses endpoints or keys.
+
+    ``seen`` records ``(method, path, idempotency key)`` of every request.
+    """
+
+    def __init__(self, application: Any):
+        self.application = application
+        self.seen: list[tuple[str, str, str | None]] = []
+        self._lose: list[Any] = [0, ""]
+        self._drop: list[Any] = [0, ""]
+        self._busy = 0
+        self._config_without: set[str] = set()
+
+    def lose_answers(self, n: int, match: str) -> None:
+        self._lose = [n, match]
+
+    def drop_requests(self, n: int, match: str) -> None:
+        self._drop = [n, match]
+
+    def busy(self, n: int) -> None:
+        self._busy = n
+
+    def config_without(self, *items: str) -> None:
+        self._config_without = set(items)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.application(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        key = headers.get(b"idempotency-key")
+        name = f"{scope['method']} {scope['path']}"
+        self.seen.append((scope["method"], scope["path"], key.decode() if key else None))
+        if self._busy > 0:
+            self._busy -= 1
+            await _answer(
+                send,
+                503,
+                b'{"error": {"message": "busy", "type": "ServiceUnavailableException", "code": 503}}',
+                [(b"retry-after", b"0")],
+            )
+            return
+        for fault, runs in ((self._drop, False), (self._lose, True)):
+            if fault[0] > 0 and fault[1] in name:
+                fault[0] -= 1
+                if runs:
+                    await self.application(scope, receive, _discard)
+                await _answer(send, 502, b"bad gateway")
+                return
+        if scope["path"] == "/v1/config" and self._config_without:
+            await self.application(scope, receive, self._filtered(send))
+            return
+        await self.application(scope, receive, send)
+
+    def _filtered(self, send: Any) -> Any:
+        async def wrapped(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [(k, v) for k, v in message["headers"] if k != b"content-length"]
+            if message["type"] == "http.response.body":
+                config = json.loads(message["body"])
+                config["endpoints"] = [e for e in config["endpoints"] if e not in self._config_without]
+                for key in self._config_without:
+                    config.pop(key, None)
+                message["body"] = json.dumps(config).encode()
+            await send(message)
+
+        return wrapped
+
+
+async def _discard(message: Any) -> None:
+    return None
+
+
+async def _answer(
+    send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -116,17 +116,21 @@ class RestCatalogBackend(CatalogBackend):
             refresh_auth=self._auth.retry_after_401,
             transport=transport,
         )
-        self._auth.bind(self._http)
-        params = {WAREHOUSE: props[WAREHOUSE]} if props.get(WAREHOUSE) else None
-        config = read_catalog_config(
-            self._http.call(
-                "GET",
-                f"{self.uri}/v1/config",
-                kind="config",
-                what="loading the catalog config",
-                params=params,
+        try:
+            self._auth.bind(self._http)
+            params = {WAREHOUSE: props[WAREHOUSE]} if props.get(WAREHOUSE) else None
+            config = read_catalog_config(
+                self._http.call(
+                    "GET",
+                    f"{self.uri}/v1/config",
+                    kind="config",
+                    what="loading the catalog config",
+                    params=params,
+                )
             )
-        )
+        except BaseException:
+            self._http.close()  # nothing else will: the backend never existed
+            raise
         merged = {**config.defaults, **props, **config.overrides}
         self.properties = merged
         self._http.update_headers(merged)
