@@ -104,6 +104,9 @@ class JavaRestServer:
         classpath, properties = java_rest_classpath()
         flags = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"] if fast_start else []
         warehouse.mkdir(parents=True, exist_ok=True)
+        self.warehouse = warehouse.resolve()
+        #: The JdbcCatalog's database (catalog name "java"); icefloe's SqlCatalog can share it.
+        self.database = self.warehouse / "java-catalog.db"
         self.log = warehouse.parent / f"java-rest-{os.getpid()}-{id(self)}.log"
         self._log = open(self.log, "w")  # noqa: SIM115 (closed in stop())
         self.process = subprocess.Popen(

@@ -128,3 +128,24 @@ def test_prefix_oauth_refresh_and_endpoint_checks(tmp_path: Path) -> None:
             catalog.create_view("db.v", SCHEMA, "SELECT 1")
         assert catalog.list_views("db") == []
         catalog.close()
+
+
+def test_the_sql_catalog_shares_views_with_javas_jdbc_catalog(java: JavaRestServer) -> None:
+    """One SQLite file, two catalogs: icefloe's SqlCatalog and Java's JdbcCatalog (V1, behind the
+    Java server). Each loads the view the other wrote."""
+    rest = icefloe.load_catalog("j", type="rest", uri=java.url)
+    rest.create_namespace_if_not_exists("shared")
+    sql = icefloe.load_catalog(
+        "java", type="sql", warehouse=str(java.warehouse), uri=f"sqlite:///{java.database}"
+    )
+    assert ("shared",) in sql.list_namespaces()
+    sql.create_view("shared.by_icefloe", pa.schema([("n", pa.int64())]), "SELECT 1 AS n")
+    from_java = rest.load_view("shared.by_icefloe")  # JdbcCatalog.loadView on icefloe's row and file
+    assert from_java.sql_for("spark").sql == "SELECT 1 AS n"
+    rest.create_view("shared.by_java", pa.schema([("m", pa.int64())]), "SELECT 2 AS m")  # written by Java
+    from_sql = sql.load_view("shared.by_java")
+    assert from_sql.sql_for("spark").sql == "SELECT 2 AS m"
+    assert from_sql.metadata_location.endswith(".gz.metadata.json")
+    assert sorted(sql.list_views("shared")) == [("shared", "by_icefloe"), ("shared", "by_java")]
+    sql.close()
+    rest.close()

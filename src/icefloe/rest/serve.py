@@ -30,6 +30,8 @@ __all__ = ["app_from_environment", "main", "serve"]
 
 # How the parent process hands its options to uvicorn's worker processes.
 _ENV = "ICEFLOE_REST_SERVE"
+# uvicorn's HTTP protocol with TCP_NODELAY (see _nodelay.py), loaded by uvicorn in each worker.
+_PROTOCOL = "icefloe.rest._nodelay:NoDelayProtocol"
 
 
 def _is_loopback(host: str) -> bool:
@@ -105,9 +107,10 @@ def serve(
             port=port,
             workers=workers,
             log_level="warning",
+            http=_PROTOCOL,
         )
     else:
-        uvicorn.run(_build(options), host=host, port=port, log_level="warning")
+        uvicorn.run(_build(options), host=host, port=port, log_level="warning", http=_PROTOCOL)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -89,6 +89,7 @@ class CatalogService:
         self.root = self.backend.warehouse
         self.prefix = prefix
         self._metadata = _Lru(64)  # metadata location -> TableMetadata
+        self._latest = _Lru(4096)  # table identifier -> the last metadata location this process saw
         self._documents = _Lru(64)  # (metadata location, snapshots mode) -> LoadTableResult bytes
 
     # ---- guards --------------------------------------------------------------------------------
@@ -116,13 +117,15 @@ class CatalogService:
     # ---- tables through the caches -------------------------------------------------------------
 
     def cached_base(self, identifier: tuple[str, ...]) -> LoadedTable | None:
-        """The table as last seen, when its pointer has not moved since (saves parsing)."""
-        location = self.backend.current_metadata_location(identifier)
+        """The table as this process last saw it, if its metadata is cached: the commit uses it
+        when the pointer has not moved since (no parse), and reads the current file otherwise."""
+        location = self._latest.get(identifier)
         metadata = self._metadata.get(location) if location else None
         return LoadedTable(identifier, location, metadata) if location and metadata else None
 
     def remember(self, loaded: LoadedTable) -> None:
         self._metadata.put(loaded.metadata_location, loaded.metadata)
+        self._latest.put(loaded.identifier, loaded.metadata_location)
 
     def metadata_at(self, location: str) -> TableMetadata:
         cached: TableMetadata | None = self._metadata.get(location)
@@ -142,6 +145,7 @@ class CatalogService:
         if location is None:
             self.backend.load_table(identifier)  # raises NoSuchTableError with the catalog's message
             raise AssertionError("unreachable")
+        self._latest.put(identifier, location)
         key = (location, snapshots)
         document = self._documents.get(key)
         if document is None:

@@ -174,6 +174,27 @@ def dumps_metadata(md: TableMetadata, *, compression: str = "none") -> bytes:
         ValidationError: an unknown compression (Java's codecs are ``none`` and ``gzip``).
     """
     codec = _codec(compression)
+    recent = _RECENT.entries  # a commit writes the file, then a REST server answers with it
+    for entry in recent:
+        if entry[0] is md and entry[1] == codec:
+            return entry[2]
+    data = _dumps(md, codec)
+    _RECENT.entries = ((md, codec, data), *recent[:3])
+    return data
+
+
+class _RecentDumps:
+    """The last few (metadata object, codec, bytes) dumped, newest first. The tuple is replaced
+    as a whole, so concurrent readers always see a consistent one; entries match by identity
+    (metadata objects are immutable), which needs no hashing."""
+
+    entries: tuple[tuple[TableMetadata, str, bytes], ...] = ()
+
+
+_RECENT = _RecentDumps()
+
+
+def _dumps(md: TableMetadata, codec: str) -> bytes:
     # Snapshots never change, yet every commit rewrites all of them: splice in their cached
     # text instead of rebuilding it (what keeps commit latency flat as history grows).
     # The snapshot log (two integers per entry) grows as fast: rendered directly, not through
