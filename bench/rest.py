@@ -19,8 +19,10 @@ Measured for each, over raw HTTP (httpx, one client per thread):
    snapshot; commits per second, and the 409s they lost;
 4. **planning** (icefloe only: Java 1.9.2 serves no ``/plan``): a table of ``--files`` real
    Parquet files in ``--manifests`` manifests; latency of server-side planning (``POST /plan``
-   with a filter, then every plan task) vs client-side planning (load the table through the REST
-   client, ``new_scan().filter(...).plan_files()`` in this process).
+   with a filter, asked by the icefloe client from a fresh process) vs client-side planning
+   (load the table through the REST client, ``new_scan().filter(...).plan_files()``), both in a
+   fresh process (cold: what a new job does; the server's caches stay warm) and repeated in a
+   warm process (its manifest cache full).
 
 Ratios are icefloe / Java: for times below 1.00x means icefloe is faster, for commits per
 second above 1.00x; for planning, server / client.
@@ -31,8 +33,11 @@ Usage: ``python bench/rest.py [--snapshots 1000] [--loads 300] [--seconds 15] [-
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -41,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pyarrow as pa
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -48,6 +54,10 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from tests.interop.rest_java import JavaRestServer  # noqa: E402
 
+import icefloe  # noqa: E402
+from icefloe.spec.conversions import to_bytes  # noqa: E402
+from icefloe.spec.manifest import DataFile, Metrics  # noqa: E402
+from icefloe.spec.types import LongType  # noqa: E402
 from support.rest import ServerProcess  # noqa: E402
 
 SCHEMA = {
@@ -139,6 +149,96 @@ def measure(url: str, args: argparse.Namespace) -> dict[str, float]:
     }
 
 
+def planning_table(warehouse: Path, files: int, manifests: int) -> None:
+    """Table ``b.p`` of the served catalog: ``files`` data files (described, not written: planning
+    reads manifests only) over 100 days, appended in ``manifests`` fast appends."""
+    catalog = icefloe.load_catalog("served", type="sql", warehouse=str(warehouse))
+    catalog.create_namespace("b")
+    table = catalog.create_table(
+        "b.p",
+        pa.schema([("id", pa.int64()), ("day", pa.date32()), ("v", pa.float64())]),
+        partition_by=["day"],
+    )
+    spec = table.spec()
+    per = files // manifests
+    for m in range(manifests):
+        append = table.new_fast_append()
+        for f in range(per):
+            n = m * per + f
+            low, high = n * 1000, n * 1000 + 999
+            metrics = Metrics(
+                record_count=1000,
+                value_counts={1: 1000, 2: 1000, 3: 1000},
+                null_value_counts={1: 0, 2: 0, 3: 0},
+                lower_bounds={1: to_bytes(LongType(), low)},
+                upper_bounds={1: to_bytes(LongType(), high)},
+            )
+            file = (
+                DataFile.builder(spec)
+                .with_path(f"{table.location()}/data/f-{n}.parquet")
+                .with_format("parquet")
+                .with_file_size_in_bytes(100_000)
+                .with_record_count(1000)
+                .with_partition([19_000 + n % 100])
+                .with_metrics(metrics)
+                .build()
+            )
+            append.append_file(file)
+        append.commit()
+    catalog.close()
+
+
+_COLD_PLAN = """
+import sys, time, json, icefloe
+catalog = icefloe.load_catalog("bench", type="rest", uri=sys.argv[1])
+started = time.perf_counter()
+files = catalog.load_table("b.p").new_scan().filter(sys.argv[2]).option("planning", sys.argv[3]).plan_files()
+print(json.dumps([(time.perf_counter() - started) * 1000, len(files)]))
+"""
+
+
+def _cold(url: str, text: str, mode: str) -> tuple[float, int]:
+    """One plan in a fresh process (imports done before the clock starts): a new job's plan."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    out = subprocess.run(
+        [sys.executable, "-c", _COLD_PLAN, url, text, mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    ms, count = json.loads(out.stdout.strip().splitlines()[-1])
+    return float(ms), int(count)
+
+
+def measure_planning(url: str, filters: list[str], runs: int) -> dict[str, tuple[float, float, float, int]]:
+    """Per filter, medians in ms: planned by the server (asked from a fresh process), planned by
+    the client in a fresh process (cold: it reads the manifests), planned by the client again in
+    a warm process (its manifest cache full). Every plan includes loading the table."""
+    client = icefloe.load_catalog("bench", type="rest", uri=url)
+    results = {}
+    for text in filters:
+        server = [_cold(url, text, "server") for _ in range(runs)]
+        cold = [_cold(url, text, "client") for _ in range(runs)]
+        warm = []
+        for _ in range(runs + 1):
+            t0 = time.perf_counter()
+            count = len(
+                client.load_table("b.p").new_scan().filter(text).option("planning", "client").plan_files()
+            )
+            warm.append((time.perf_counter() - t0) * 1000)
+        counts = {n for _, n in server} | {n for _, n in cold} | {count}
+        assert len(counts) == 1, (text, counts)
+        results[text] = (
+            statistics.median(ms for ms, _ in server),
+            statistics.median(ms for ms, _ in cold),
+            statistics.median(warm[1:]),
+            count,
+        )
+    client.close()
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--snapshots", type=int, default=1000)
@@ -146,6 +246,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip-java", action="store_true")
+    parser.add_argument("--files", type=int, default=10_000, help="data files of the planning table")
+    parser.add_argument("--manifests", type=int, default=50)
+    parser.add_argument("--plan-runs", type=int, default=7)
     args = parser.parse_args()
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="icefloe-bench-rest-") as tmp:
@@ -157,6 +260,11 @@ def main() -> None:
             print("java server ...", file=sys.stderr, flush=True)
             with JavaRestServer(root / "java", "--concurrent", fast_start=False) as java:
                 results["java"] = measure(java.url, args)
+        print(f"planning: a table of {args.files} files ...", file=sys.stderr, flush=True)
+        planning_table(root / "planning", args.files, args.manifests)
+        with ServerProcess(root / "planning", workers=args.workers) as server:
+            filters = ["day = '2022-01-15'", "id < 500000", "day >= '2022-02-01' AND id > 9000000", "true"]
+            plans = measure_planning(server.url, filters, args.plan_runs)
     rows = [
         ("build: sequential commits", "build_s", "s"),
         ("load-table p50", "load_p50_ms", "ms"),
@@ -174,6 +282,17 @@ def main() -> None:
         ratio = f"{ice / java:.2f}x" if java else "-"
         print(
             f"{label:32} {ice:>9.1f}{unit:<1} {java if java is not None else float('nan'):>9.1f}{unit:<1} {ratio:>13}"
+        )
+    print(
+        f"\nscan planning, {args.files} files in {args.manifests} manifests; ms, median of {args.plan_runs}, "
+        "load-table included (Java 1.9.2 serves no /plan)"
+    )
+    print(
+        f"  {'filter':42} {'files':>6} {'server':>8} {'client cold':>12} {'client warm':>12} {'server/cold':>12}"
+    )
+    for text, (server_ms, cold_ms, warm_ms, count) in plans.items():
+        print(
+            f"  {text:42} {count:>6} {server_ms:>8.1f} {cold_ms:>12.1f} {warm_ms:>12.1f} {server_ms / cold_ms:>11.2f}x"
         )
 
 

@@ -1,7 +1,7 @@
 """icefloe's REST server judged by three independent clients over 127.0.0.1: Java Iceberg 1.9.2
 on Spark 3.5 (``spark.sql.catalog.r.type=rest``), PyIceberg 0.12's ``RestCatalog`` and DuckDB
 1.5.5's iceberg extension. Each writes through the server; icefloe and the other two read what it
-wrote identically. Then 3 engines x 4 writers append to one table at once: nothing lost, nothing
+wrote identically (PyIceberg also through the server's scan planning). Then 3 engines x 4 writers append to one table at once: nothing lost, nothing
 duplicated, one line of history.
 
 One server for the module: ``python -m icefloe.rest`` with two worker processes over a SQLite
@@ -50,7 +50,7 @@ def duck(duckdb_engine: DuckDBEngine, server: ServerProcess) -> str:
 
 PYICEBERG_READ = """
 from pyiceberg.catalog.rest import RestCatalog
-table = RestCatalog("r", uri=uri).load_table(name)
+table = RestCatalog("r", uri=uri, **{"scan-planning-mode": mode}).load_table(name)
 result = normalize_arrow(table.scan(selected_fields=tuple(columns)).to_arrow())["rows"]
 """
 
@@ -69,8 +69,15 @@ def read_everywhere(
     cols = ", ".join(columns)
     return {
         "icefloe": normalize_arrow(catalog.load_table(name).new_scan().select(*columns).to_arrow())["rows"],
+        "icefloe-server-planned": normalize_arrow(
+            catalog.load_table(name).new_scan().select(*columns).option("planning", "server").to_arrow()
+        )["rows"],
         "java": java_engine.sql(f"SELECT {cols} FROM {spark_catalog}.{name}")["rows"],
-        "pyiceberg": pyiceberg_engine.exec(PYICEBERG_READ, uri=uri, name=name, columns=columns),
+        "pyiceberg": pyiceberg_engine.exec(PYICEBERG_READ, uri=uri, name=name, columns=columns, mode="client"),
+        # PyIceberg asking icefloe's server to plan (POST .../plan), deletes included
+        "pyiceberg-server-planned": pyiceberg_engine.exec(
+            PYICEBERG_READ, uri=uri, name=name, columns=columns, mode="server"
+        ),
         "duckdb": normalize_rows(
             duckdb_engine.exec(f"result = con.execute('SELECT {cols} FROM {duck}.{name}').fetchall()")
         ),

@@ -30,7 +30,7 @@ from icefloe.backends.rest.endpoints import Endpoint
 from icefloe.catalog import Catalog
 from icefloe.errors import InvalidMetadataError
 from icefloe.io import ConfinedFileIO
-from icefloe.rest import namespaces, tables, views
+from icefloe.rest import namespaces, planning, tables, views
 from icefloe.rest.auth import Authenticator, OAuthError, parse_principals
 from icefloe.rest.errors import HttpProblem, error_response
 from icefloe.rest.idempotency import (
@@ -121,6 +121,11 @@ class RestServer:
             (Endpoint.LIST_VIEWS, views.list_views),
             (Endpoint.LOAD_VIEW, views.load_view),
             (Endpoint.VIEW_EXISTS, views.view_exists),
+            # Planning changes nothing: read-only principals may plan.
+            (Endpoint.PLAN_TABLE_SCAN, planning.plan_table_scan),
+            (Endpoint.FETCH_PLANNING_RESULT, planning.fetch_planning_result),
+            (Endpoint.CANCEL_PLANNING, planning.cancel_planning),
+            (Endpoint.FETCH_SCAN_TASKS, planning.fetch_scan_tasks),
         ]
         write = [
             (Endpoint.CREATE_NAMESPACE, namespaces.create_namespace),

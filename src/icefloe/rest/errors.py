@@ -19,6 +19,7 @@ from icefloe.errors import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
+    NoSuchSnapshotError,
     NoSuchTableError,
     NoSuchViewError,
     NotAuthorizedError,
@@ -52,6 +53,7 @@ _MAPPING: list[tuple[type[BaseException], int, str]] = [
     (NoSuchTableError, 404, "NoSuchTableException"),
     (NoSuchViewError, 404, "NoSuchViewException"),
     (NoSuchNamespaceError, 404, "NoSuchNamespaceException"),
+    (NoSuchSnapshotError, 400, "IllegalArgumentException"),  # a bad argument of the request
     (NotFoundError, 404, "NotFoundException"),
     (TableAlreadyExistsError, 409, "AlreadyExistsException"),
     (ViewAlreadyExistsError, 409, "AlreadyExistsException"),

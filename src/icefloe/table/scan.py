@@ -56,6 +56,7 @@ from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.types import StructType
+from icefloe.table.remote_planning import PLANNING_OPTION, PlanRequest
 
 
 class ScannedTable(Protocol):
@@ -67,6 +68,13 @@ class ScannedTable(Protocol):
     def io(self) -> FileIO: ...
 
     def name(self) -> str: ...
+
+    def plan_remotely(
+        self, request: PlanRequest, schema: Schema, row_filter: BooleanExpression, mode: str | None
+    ) -> list[FileScanTask] | None:
+        """The tasks planned by the table's catalog server, or None to plan here (see
+        ``remote_planning.py``)."""
+        ...
 
 
 __all__ = ["BatchScan", "IncrementalAppendScan", "IncrementalChangelogScan", "TableScan"]
@@ -334,10 +342,25 @@ class TableScan(_Scan):
     # ---- planning ----------------------------------------------------------------------------
 
     def plan_files(self) -> list[FileScanTask]:
-        """One task per data file that may hold matching rows, with its deletes and residual."""
+        """One task per data file that may hold matching rows, with its deletes and residual.
+
+        With the scan option ``planning=server`` (or the REST catalog property
+        ``scan-planning-mode=server``), the catalog's server plans.
+        """
         snapshot = self.snapshot()
         if snapshot is None:
             return []
+        mode = self.options.get(PLANNING_OPTION)
+        if mode != "client":
+            request = PlanRequest(
+                snapshot_id=snapshot.snapshot_id,
+                filter=self.row_filter,
+                case_sensitive=self.is_case_sensitive,
+                select=None if self.selected == ("*",) else self.selected,
+            )
+            remote = self.table.plan_remotely(request, self._table_schema(), self.row_filter, mode)
+            if remote is not None:
+                return remote
         return plan_files(
             self.table.io(),
             self.table.metadata,

@@ -33,6 +33,7 @@ from icefloe.backends.identifiers import (
     parse_namespace,
 )
 from icefloe.backends.rest._http import HttpSession, TransportUncertain, commit_state_unknown, uuid7
+from icefloe.backends.rest._planning import plan_on_server
 from icefloe.backends.rest._updates import as_java_sends
 from icefloe.backends.rest.auth import AuthSession
 from icefloe.backends.rest.endpoints import DEFAULT_ENDPOINTS, VIEW_ENDPOINTS, Endpoint
@@ -534,6 +535,29 @@ class RestCatalogBackend(CatalogBackend):
             results.append(loaded)
         log.info("%s: the outcome was unknown (%s); the reloaded tables show it landed", what, cause)
         return results
+
+    # ---- scan planning ----------------------------------------------------------------------
+
+    @property
+    def serves_planning(self) -> bool:
+        """Whether the server plans scans (it serves ``/plan`` and ``/tasks``)."""
+        return Endpoint.PLAN_TABLE_SCAN in self.endpoints and Endpoint.FETCH_SCAN_TASKS in self.endpoints
+
+    def plan_table_scan(self, identifier: Identifier, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Plan on the server: ``POST .../plan``, polling a ``submitted`` plan, then every plan
+        task. Returns one completed plan: ``file-scan-tasks`` and ``delete-files`` of every batch
+        (delete references renumbered).
+
+        Raises:
+            UnsupportedFeatureError: the server does not plan scans.
+            RESTError: planning failed or was cancelled.
+        """
+        self._check(Endpoint.PLAN_TABLE_SCAN)
+        self._check(Endpoint.FETCH_SCAN_TASKS)
+        ident = parse_identifier(identifier)
+        return plan_on_server(
+            self._http, self._table_url(ident), request, f"planning a scan of {identifier_to_string(ident)}"
+        )
 
     # ---- views ------------------------------------------------------------------------------
 
