@@ -73,7 +73,9 @@ def read_everywhere(
             catalog.load_table(name).new_scan().select(*columns).option("planning", "server").to_arrow()
         )["rows"],
         "java": java_engine.sql(f"SELECT {cols} FROM {spark_catalog}.{name}")["rows"],
-        "pyiceberg": pyiceberg_engine.exec(PYICEBERG_READ, uri=uri, name=name, columns=columns, mode="client"),
+        "pyiceberg": pyiceberg_engine.exec(
+            PYICEBERG_READ, uri=uri, name=name, columns=columns, mode="client"
+        ),
         # PyIceberg asking icefloe's server to plan (POST .../plan), deletes included
         "pyiceberg-server-planned": pyiceberg_engine.exec(
             PYICEBERG_READ, uri=uri, name=name, columns=columns, mode="server"

@@ -23,7 +23,9 @@ FILTERS = ["id > 2", "p = '1'", "id IN (1, 5, 9) OR p IS NULL", "NOT (id < 7) AN
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[icefloe.Catalog, icefloe.Catalog, str]]:
+def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[icefloe.Catalog, icefloe.Catalog, str]]:
     root = tmp_path_factory.mktemp("planning")
     local = icefloe.load_catalog("served", type="sql", warehouse=str(root / "wh"))
     local.create_namespace("db")
@@ -53,33 +55,53 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[icefloe.C
 
 
 def signature(tasks: list) -> list:  # type: ignore[type-arg]
-    return sorted((t.file.file_path, tuple(sorted(d.file_path for d in t.deletes)), str(t.residual)) for t in tasks)
+    return sorted(
+        (t.file.file_path, tuple(sorted(d.file_path for d in t.deletes)), str(t.residual)) for t in tasks
+    )
 
 
 @pytest.mark.parametrize("text", FILTERS)
-def test_the_server_plans_what_the_client_would(served: tuple[icefloe.Catalog, icefloe.Catalog, str], text: str) -> None:
+def test_the_server_plans_what_the_client_would(
+    served: tuple[icefloe.Catalog, icefloe.Catalog, str], text: str
+) -> None:
     _, remote, _ = served
     table = remote.load_table("db.t")
     here = table.new_scan().filter(text).option("planning", "client")
     there = table.new_scan().filter(text).option("planning", "server")
     assert signature(there.plan_files()) == signature(here.plan_files())
-    assert sorted(there.to_arrow().column("id").to_pylist()) == sorted(here.to_arrow().column("id").to_pylist())
+    assert sorted(there.to_arrow().column("id").to_pylist()) == sorted(
+        here.to_arrow().column("id").to_pylist()
+    )
 
 
-def test_planning_by_catalog_property_time_travel_and_refusals(served: tuple[icefloe.Catalog, icefloe.Catalog, str]) -> None:
+def test_planning_by_catalog_property_time_travel_and_refusals(
+    served: tuple[icefloe.Catalog, icefloe.Catalog, str],
+) -> None:
     local, _, url = served
     table = local.load_table("db.t")
     first = table.snapshots()[0].snapshot_id
     with icefloe.load_catalog("r2", type="rest", uri=url, **{"scan-planning-mode": "server"}) as by_default:
         remote = by_default.load_table("db.t")
         assert remote.new_scan().use_snapshot(first).count() == 10
-        assert remote.new_scan().filter("d >= '2024-01-01'").count() == table.new_scan().filter("d >= '2024-01-01'").count()
+        assert (
+            remote.new_scan().filter("d >= '2024-01-01'").count()
+            == table.new_scan().filter("d >= '2024-01-01'").count()
+        )
     with pytest.raises(UnsupportedFeatureError, match="does not plan scans"):
         table.new_scan().option("planning", "server").plan_files()
     with httpx.Client(base_url=url) as client:
         plan = "/v1/namespaces/db/tables/t/plan"
         bad = [
-            client.post(plan, json={"filter": {"type": "gt", "term": {"type": "transform", "transform": "bucket[4]", "term": "id"}, "value": 1}}),
+            client.post(
+                plan,
+                json={
+                    "filter": {
+                        "type": "gt",
+                        "term": {"type": "transform", "transform": "bucket[4]", "term": "id"},
+                        "value": 1,
+                    }
+                },
+            ),
             client.post(plan, json={"filter": {"type": "bogus", "term": "id"}}),
             client.post(plan, json={"filter": {"type": "gt", "term": "no_such_column", "value": 1}}),
             client.post(plan, json={"snapshot-id": 12345}),
@@ -87,14 +109,21 @@ def test_planning_by_catalog_property_time_travel_and_refusals(served: tuple[ice
             client.post(plan, content=b"{"),
         ]
         assert [r.status_code for r in bad] == [400] * 6, [r.text for r in bad]
-        assert client.post("/v1/namespaces/db/tables/t/tasks", json={"plan-task": "x"}).json()["error"]["type"] == "NoSuchPlanTaskException"
+        assert (
+            client.post("/v1/namespaces/db/tables/t/tasks", json={"plan-task": "x"}).json()["error"]["type"]
+            == "NoSuchPlanTaskException"
+        )
         assert client.get("/v1/namespaces/db/tables/t/plan/sync-1").status_code == 404
         assert client.delete("/v1/namespaces/db/tables/t/plan/sync-1").status_code == 204
-        increment = client.post(plan, json={"start-snapshot-id": first, "end-snapshot-id": table.snapshots()[1].snapshot_id}).json()
+        increment = client.post(
+            plan, json={"start-snapshot-id": first, "end-snapshot-id": table.snapshots()[1].snapshot_id}
+        ).json()
         assert increment["status"] == "completed" and len(increment["file-scan-tasks"]) >= 1
 
 
-def test_expression_and_content_file_json_round_trip(served: tuple[icefloe.Catalog, icefloe.Catalog, str]) -> None:
+def test_expression_and_content_file_json_round_trip(
+    served: tuple[icefloe.Catalog, icefloe.Catalog, str],
+) -> None:
     local, _, _ = served
     table = local.load_table("db.t")
     schema = table.schema()
@@ -116,7 +145,9 @@ def test_expression_and_content_file_json_round_trip(served: tuple[icefloe.Catal
             assert dict(again.lower_bounds or {}) == dict(file.lower_bounds or {})
 
 
-def test_the_plan_answer_carries_stats_only_when_asked(served: tuple[icefloe.Catalog, icefloe.Catalog, str], tmp_path: Path) -> None:
+def test_the_plan_answer_carries_stats_only_when_asked(
+    served: tuple[icefloe.Catalog, icefloe.Catalog, str], tmp_path: Path
+) -> None:
     _, _, url = served
     with httpx.Client(base_url=url) as client:
         plain = client.post("/v1/namespaces/db/tables/t/plan", json={}).json()
