@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import icefloe
+from icefloe.backends.rest.catalog import _io_properties
 from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,
@@ -25,6 +26,11 @@ from icefloe.errors import (
     UnsupportedFeatureError,
 )
 from icefloe.rest import app
+from icefloe.serde.rest_json import LoadTableResult, StorageCredential
+from icefloe.spec.builder import new_table_metadata
+from icefloe.spec.partitioning import UNPARTITIONED_SPEC
+from icefloe.spec.schema import Schema
+from icefloe.spec.sorting import UNSORTED_SORT_ORDER
 from icefloe.spec.updates import AssertTableUUID
 from support.catalogs import files_under
 from support.rest import FaultyProxy, serve_in_thread
@@ -138,6 +144,9 @@ def test_lost_answers_are_replayed_or_reconciled_and_dropped_requests_are_unknow
 
     proxy.busy(2)  # 503 with Retry-After: 0, twice: backed off and retried
     assert plain.load_table("faults.t").new_scan().count() == 2
+    before = proxy.revalidated
+    again = plain.load_table("faults.t")  # the ETag of the last load: 304, the cached table
+    assert proxy.revalidated == before + 1 and again.metadata_location == t.refresh().metadata_location
     plain.close()
     catalog.close()
 
@@ -220,3 +229,21 @@ def test_no_token_401_foreign_namespace_403_and_expired_tokens_refreshed(secured
         )
     for catalog in (reader, limited, writer, lazy):
         catalog.close()
+
+
+def test_table_io_takes_the_servers_config_and_the_longest_matching_credential() -> None:
+    result = LoadTableResult(
+        "s3://b/wh/t/metadata/00001.metadata.json",
+        new_table_metadata(Schema(), UNPARTITIONED_SPEC, UNSORTED_SORT_ORDER, "s3://b/wh/t"),
+        config={"s3.endpoint": "http://minio:9000", "s3.access-key-id": "catalog"},
+        storage_credentials=(
+            StorageCredential("s3://b/", {"s3.access-key-id": "bucket"}),
+            StorageCredential("s3://b/wh/t", {"s3.access-key-id": "table", "s3.session-token": "x"}),
+            StorageCredential("s3://other/", {"s3.access-key-id": "other"}),
+        ),
+    )
+    assert _io_properties(result, "s3://b/wh/t") == {
+        "s3.endpoint": "http://minio:9000",
+        "s3.access-key-id": "table",
+        "s3.session-token": "x",
+    }

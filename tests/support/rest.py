@@ -141,6 +141,7 @@ class FaultyProxy:
     def __init__(self, application: Any):
         self.application = application
         self.seen: list[tuple[str, str, str | None]] = []
+        self.revalidated = 0  # requests that carried If-None-Match
         self._lose: list[Any] = [0, ""]
         self._drop: list[Any] = [0, ""]
         self._busy = 0
@@ -166,6 +167,7 @@ class FaultyProxy:
         key = headers.get(b"idempotency-key")
         name = f"{scope['method']} {scope['path']}"
         self.seen.append((scope["method"], scope["path"], key.decode() if key else None))
+        self.revalidated += b"if-none-match" in headers
         if self._busy > 0:
             self._busy -= 1
             await _answer(

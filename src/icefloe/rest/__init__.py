@@ -6,7 +6,8 @@ is a catalog backend: ``icefloe.load_catalog(name, type="rest", uri=...)``.
 
 - ``app.py``: the application, routing, auth, idempotency, error answers;
 - ``routing.py``: raw paths to routes; ``errors.py``: exceptions to the spec's error model;
-- ``namespaces.py``, ``tables.py``, ``views.py``: the handlers; ``service.py``: what they share;
+- ``namespaces.py``, ``tables.py``, ``views.py``, ``planning.py``: the handlers; ``service.py``:
+  what they share;
 - ``auth.py``: principals and tokens; ``idempotency.py``: replayed answers;
 - ``serve.py``: the command line (uvicorn, several workers).
 """
