@@ -232,12 +232,9 @@ class HttpSession:
                     headers=all_headers,
                 )
             except (self._httpx.ConnectError, self._httpx.ConnectTimeout, self._httpx.PoolTimeout) as exc:
-                if attempt > self.max_retries:
-                    raise ServiceUnavailableError(
-                        f"cannot reach the REST catalog at {self.uri}: {exc}"
-                    ) from exc
-                time.sleep(self._delay(attempt, None))
-                continue
+                # Nothing was sent; like Java's client (ConnectException is not retried) fail at
+                # once rather than sleep through a minute of back-off on a server that is down.
+                raise ServiceUnavailableError(f"cannot reach the REST catalog at {self.uri}: {exc}") from exc
             except self._httpx.TransportError as exc:
                 if not retry_uncertain or attempt > self.max_retries:
                     raise TransportUncertain(f"{method} {url}: no answer: {exc}") from exc
