@@ -57,7 +57,7 @@ LAYERS: dict[str, int] = {
     "catalog": 7,
     "actions": 8,
     "spark": 9,
-    "cli": 9,
+    "cli": 10,
     "rest": 9,
     "_demo": TOP,  # the main job's parts (icefloe.demo is its entry point)
 }

@@ -36,6 +36,7 @@ __all__ = [
     "NoSuchSnapshotError",
     "NoSuchTableError",
     "NotFoundError",
+    "RequirementFailedError",
     "TableAlreadyExistsError",
     "UnknownSnapshotError",
     "UnsupportedFeatureError",
@@ -147,6 +148,12 @@ class CommitFailedException(IcefloeError):
 
     It is safe to delete the files this commit wrote, and to retry on a refreshed table.
     """
+
+
+class RequirementFailedError(CommitFailedException):
+    """A commit's requirement does not hold on the current metadata (``assert-ref-snapshot-id``,
+    ``assert-table-uuid``, ...): the table changed in a way the commit depends on. Retry on a
+    refreshed table; a catalog server answers it with 409 instead of retrying it itself."""
 
 
 class CommitStateUnknownException(IcefloeError):
@@ -289,4 +296,49 @@ __all__ += [
     "KeyManagementError",
     "MissingKeyError",
     "TruncatedFileError",
+]
+
+
+class NoSuchViewError(NotFoundError):
+    """The catalog has no view with this identifier."""
+
+
+class ViewAlreadyExistsError(IcefloeError):
+    """A view (or a table) already has this identifier."""
+
+
+class NotAuthorizedError(IcefloeError):
+    """The catalog refused the request's credentials (HTTP 401): none, expired or invalid."""
+
+
+class ForbiddenError(IcefloeError):
+    """The catalog refused the operation to this principal (HTTP 403): read-only, or a
+    namespace it may not touch."""
+
+
+class ServiceUnavailableError(IcefloeError):
+    """The catalog service is temporarily unavailable (HTTP 503) and retries ran out."""
+
+
+class RESTError(IcefloeError):
+    """A REST catalog answered with an error icefloe has no more specific type for.
+
+    Attributes:
+        status: the HTTP status code.
+        error_type: the ``type`` of the server's error response (Java's exception name).
+    """
+
+    def __init__(self, message: str, *, status: int, error_type: str = ""):
+        self.status = status
+        self.error_type = error_type
+        super().__init__(message)
+
+
+__all__ += [
+    "ForbiddenError",
+    "NoSuchViewError",
+    "NotAuthorizedError",
+    "RESTError",
+    "ServiceUnavailableError",
+    "ViewAlreadyExistsError",
 ]

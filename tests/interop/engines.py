@@ -89,6 +89,9 @@ ENVIRONMENTS = {
             "pytz",
         ),
     ),
+    # The httpfs extension on its own: DuckDB's iceberg extension needs it for REST catalogs.
+    # A separate environment, so that adding it does not rebuild "py".
+    "duckdb-httpfs": Environment("duckdb-httpfs", ("duckdb-extension-httpfs==1.5.5",)),
 }
 
 # engine name -> environment name
@@ -558,6 +561,11 @@ class JavaEngine(Engine):
         """
         return dict(self.request("sql", statements=list(statements), sort=sort))
 
+    def rest_catalog(self, uri: str, *, name: str | None = None, credential: str | None = None) -> str:
+        """Registers a Spark catalog (``r1``, ``r2``...) on the REST server at URI (Java's
+        ``RESTCatalog``, no table cache) and returns its name."""
+        return str(self.request("rest_catalog", uri=uri, name=name, credential=credential))
+
 
 class PyIcebergEngine(Engine):
     """PyIceberg 0.12."""
@@ -569,6 +577,15 @@ class DuckDBEngine(Engine):
     """DuckDB 1.5.5 with its iceberg and avro extensions."""
 
     name = "duckdb"
+
+    def rest_attach(self, uri: str, name: str) -> str:
+        """ATTACHes the REST catalog at URI as NAME (``TYPE iceberg, ENDPOINT ...``); installs
+        and loads the httpfs extension it needs (the ``duckdb-httpfs`` environment)."""
+        python = ensure_environment("duckdb-httpfs", log=sys.stderr)
+        site = next(python.parent.parent.glob("lib/python3*/site-packages"))
+        return str(
+            self.request("rest_attach", endpoint=uri, name=name, httpfs=str(site / "duckdb_extension_httpfs"))
+        )
 
 
 _CLIENTS: dict[str, type[Engine]] = {"java": JavaEngine, "pyiceberg": PyIcebergEngine, "duckdb": DuckDBEngine}

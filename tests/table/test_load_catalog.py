@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 import icefloe
 from icefloe.backends import HadoopCatalogBackend, InMemoryCatalogBackend, SqlCatalogBackend
-from icefloe.errors import UnsupportedFeatureError, ValidationError
+from icefloe.errors import ServiceUnavailableError, ValidationError
 
 SCHEMA = pa.schema([("id", pa.int64())])
 
@@ -151,8 +152,13 @@ def test_unconfigured_named_catalog_is_an_error() -> None:
 def test_unknown_type_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="bogus"):
         icefloe.load_catalog("x", type="bogus", warehouse=str(tmp_path))
-    with pytest.raises(UnsupportedFeatureError, match="REST"):
-        icefloe.load_catalog("x", type="rest", uri="http://127.0.0.1:8181")
+    with pytest.raises(ValidationError, match="uri"):
+        icefloe.load_catalog("x", type="rest")
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with pytest.raises(ServiceUnavailableError, match="cannot reach"):
+        icefloe.load_catalog("x", type="rest", uri=f"http://127.0.0.1:{port}")
 
 
 def test_sql_on_object_store_needs_a_uri() -> None:

@@ -61,6 +61,7 @@ __all__ = [
     "arrow_to_schema",
     "arrow_to_schema_fresh",
     "arrow_type_to_iceberg",
+    "as_iceberg_schema",
     "field_id_of",
     "field_to_arrow",
     "schema_to_arrow",
@@ -118,3 +119,18 @@ def _conform_batch(batch: pa.RecordBatch, schema: Schema, target: pa.Schema) -> 
         batch.columns, list(batch.schema), schema.as_struct(), list(target), batch.num_rows, WriteRules()
     )
     return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def as_iceberg_schema(schema: object) -> Schema:
+    """``schema`` itself when it is an icefloe Schema; a pyarrow Schema with fresh field ids.
+
+    Raises:
+        ValidationError: neither.
+    """
+    if isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, pa.Schema):
+        return arrow_to_schema_fresh(schema)
+    raise ValidationError(
+        f"schema must be an icefloe Schema or a pyarrow Schema, not {type(schema).__name__}"
+    )

@@ -8,6 +8,7 @@ user-facing ``Catalog`` (``icefloe.table``) is a facade over one. Pick one with
   unless ``uri`` says otherwise) or PostgreSQL; shared with Java's and PyIceberg's SQL catalogs.
 - ``hadoop``: Java's HadoopCatalog directory layout on a local file system.
 - ``memory``: in memory (metadata files still written), with fault injection, for tests.
+- ``rest``: an Iceberg REST catalog server (``rest/``; needs httpx, ``icefloe[rest]``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from icefloe.backends.base import CatalogBackend, LoadedTable, PropertiesUpdateSummary
+from icefloe.backends.base import CatalogBackend, LoadedTable, PropertiesUpdateSummary, TableCommit
 from icefloe.backends.hadoop import HadoopCatalogBackend
 from icefloe.backends.identifiers import (
     Identifier,
@@ -26,8 +27,10 @@ from icefloe.backends.identifiers import (
     split_identifier,
 )
 from icefloe.backends.memory import InMemoryCatalogBackend
+from icefloe.backends.rest import RestCatalogBackend
 from icefloe.backends.sql import SqlCatalogBackend
-from icefloe.errors import UnsupportedFeatureError, ValidationError
+from icefloe.backends.views import LoadedView
+from icefloe.errors import ValidationError
 
 __all__ = [
     "CatalogBackend",
@@ -35,9 +38,12 @@ __all__ = [
     "Identifier",
     "InMemoryCatalogBackend",
     "LoadedTable",
+    "LoadedView",
     "Namespace",
     "PropertiesUpdateSummary",
+    "RestCatalogBackend",
     "SqlCatalogBackend",
+    "TableCommit",
     "identifier_to_string",
     "load_catalog_backend",
     "parse_identifier",
@@ -75,12 +81,12 @@ def load_catalog_backend(name: str, **properties: Any) -> CatalogBackend:
 
     Raises:
         ValidationError: an unknown type, or a property the backend needs is missing.
-        UnsupportedFeatureError: ``type="rest"`` (not available yet).
+        MissingDependencyError: ``type="rest"`` without httpx (``pip install 'icefloe[rest]'``).
     """
     props = {key: _property_text(key, value) for key, value in properties.items()}
     kind = props.get("type", "sql").strip().lower()
     if kind == "rest":
-        raise UnsupportedFeatureError("the REST catalog backend is not available yet")
+        return RestCatalogBackend(name, props)
     backend = _BACKENDS.get(kind)
     if backend is None:
         raise ValidationError(

@@ -10,7 +10,11 @@ SqlCatalog and icefloe can share one database.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlalchemy import Column, MetaData, String, Table
+
+from icefloe.errors import ValidationError
 
 __all__ = [
     "EXISTS_PROPERTY",
@@ -20,6 +24,10 @@ __all__ = [
     "SCHEMA",
     "TABLES",
     "TABLE_TYPE",
+    "VIEW_TYPE",
+    "check_location_length",
+    "check_properties",
+    "check_property_update",
 ]
 
 SCHEMA = MetaData()
@@ -45,6 +53,39 @@ NAMESPACE_PROPERTIES = Table(
 )
 
 TABLE_TYPE = "TABLE"
+VIEW_TYPE = "VIEW"
 EXISTS_PROPERTY = "exists"
 MAX_NAME_LENGTH = 255
 MAX_LOCATION_LENGTH = 1000
+
+
+def check_location_length(location: str) -> None:
+    if len(location) > MAX_LOCATION_LENGTH:
+        raise ValidationError(
+            f"metadata location {location[:60]!r}... is longer than the {MAX_LOCATION_LENGTH} "
+            "characters the catalog stores"
+        )
+
+
+def check_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for key, value in properties.items():
+        if not isinstance(key, str) or not key:
+            raise ValidationError(f"namespace property keys must be non-empty strings, not {key!r}")
+        if not isinstance(value, str):
+            raise ValidationError(f"namespace property '{key}' must be a string, not {value!r}")
+        if len(key) > MAX_NAME_LENGTH or len(value) > MAX_LOCATION_LENGTH:
+            raise ValidationError(
+                f"namespace property '{key[:40]}': keys are limited to {MAX_NAME_LENGTH} and values to "
+                f"{MAX_LOCATION_LENGTH} characters"
+            )
+        result[key] = value
+    return result
+
+
+def check_property_update(removals: set[str], updates: Mapping[str, str]) -> None:
+    both = sorted(removals & set(updates))
+    if both:
+        raise ValidationError(f"namespace properties {both} are both removed and updated")
+    if EXISTS_PROPERTY in removals or EXISTS_PROPERTY in updates:
+        raise ValidationError(f"namespace property '{EXISTS_PROPERTY}' is reserved by the catalog")

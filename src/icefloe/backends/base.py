@@ -28,17 +28,19 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from icefloe.backends._hadoop_crc import checksum_location
+from icefloe.backends._multi import MultiTableCommits
 from icefloe.backends._purge import reachable_files
+from icefloe.backends._records import LoadedTable, PreparedCommit, PropertiesUpdateSummary, TableCommit
 from icefloe.backends.identifiers import (
     Identifier,
     Namespace,
     identifier_to_string,
     parse_identifier,
 )
+from icefloe.backends.views import ViewCatalog
 from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,
@@ -49,7 +51,7 @@ from icefloe.errors import (
     ValidationError,
     ValidationException,
 )
-from icefloe.io import FileIO, load_file_io, metadata_location, split_scheme, strip_trailing_slash
+from icefloe.io import FileIO, is_within, load_file_io, metadata_location, split_scheme, strip_trailing_slash
 from icefloe.io.encryption import (
     EncryptingFileIO,
     KeyManagementClient,
@@ -63,7 +65,8 @@ from icefloe.serde.metadata_json import (
     metadata_file_name,
     parse_metadata_version,
 )
-from icefloe.spec.builder import MetadataBuilder
+from icefloe.spec.builder import MetadataBuilder, new_table_metadata
+from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.properties import (
     COMMIT_NUM_STATUS_CHECKS,
     COMMIT_NUM_STATUS_CHECKS_DEFAULT,
@@ -77,6 +80,8 @@ from icefloe.spec.properties import (
     lenient_bool,
     lenient_int,
 )
+from icefloe.spec.schema import Schema
+from icefloe.spec.sorting import SortOrder
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.updates import AssertCreate, TableRequirement, TableUpdate
 
@@ -85,42 +90,13 @@ __all__ = [
     "CatalogBackend",
     "LoadedTable",
     "PropertiesUpdateSummary",
+    "TableCommit",
 ]
 
 log = logging.getLogger(__name__)
 
 WAREHOUSE = "warehouse"
 # Java's TableProperties for resolving an unknown commit outcome.
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedTable:
-    """A table as a backend knows it.
-
-    Attributes:
-        identifier: namespace levels followed by the table name.
-        metadata_location: the current metadata file.
-        metadata: the content of that file.
-    """
-
-    identifier: tuple[str, ...]
-    metadata_location: str
-    metadata: TableMetadata
-
-
-@dataclass(frozen=True, slots=True)
-class PropertiesUpdateSummary:
-    """What ``update_namespace_properties`` did, each sorted.
-
-    Attributes:
-        removed: keys that were removed.
-        updated: keys that were set (added or changed).
-        missing: keys asked to be removed that did not exist.
-    """
-
-    removed: tuple[str, ...]
-    updated: tuple[str, ...]
-    missing: tuple[str, ...]
 
 
 def normalize_warehouse(warehouse: str) -> str:
@@ -143,7 +119,7 @@ def _with_local_checksums(locations: Iterable[str]) -> list[str]:
     return result
 
 
-class CatalogBackend(ABC):
+class CatalogBackend(MultiTableCommits, ViewCatalog, ABC):
     """Namespaces, and the metadata pointer of each table.
 
     Methods accept identifiers as ``"db.table"`` or as sequences of parts and validate them
@@ -326,6 +302,11 @@ class CatalogBackend(ABC):
             raise NoSuchTableError(self._no_such_table(ident))
         return LoadedTable(ident, location, self._read_metadata(location))
 
+    def current_metadata_location(self, identifier: Identifier) -> str | None:
+        """The table's current metadata file, or None when there is no such table (no read of
+        the file itself)."""
+        return self._read_pointer(parse_identifier(identifier))
+
     def table_exists(self, identifier: Identifier) -> bool:
         """Whether the catalog has a table with this identifier."""
         return self._read_pointer(parse_identifier(identifier)) is not None
@@ -357,6 +338,46 @@ class CatalogBackend(ABC):
         location = self._publish_new_table(ident, metadata)
         return LoadedTable(ident, location, metadata)
 
+    def create_new_table(
+        self,
+        identifier: Identifier,
+        schema: Schema,
+        spec: PartitionSpec,
+        sort_order: SortOrder,
+        location: str | None,
+        properties: Mapping[str, str],
+    ) -> LoadedTable:
+        """Create a table from its definition (fresh ids, the location under the warehouse
+        unless ``location`` is given); a REST catalog lets its server do it.
+
+        Raises:
+            as ``create_table``.
+        """
+        ident = parse_identifier(identifier)
+        metadata = self.stage_create(ident, schema, spec, sort_order, location, properties)
+        return self.create_table(ident, metadata)
+
+    def stage_create(
+        self,
+        identifier: Identifier,
+        schema: Schema,
+        spec: PartitionSpec,
+        sort_order: SortOrder,
+        location: str | None,
+        properties: Mapping[str, str],
+    ) -> TableMetadata:
+        """The metadata a new table would have, checked to be creatable now; nothing is
+        registered (a create transaction starts from it; REST's ``stage-create``).
+
+        Raises:
+            NoSuchNamespaceError, TableAlreadyExistsError, ValidationError.
+        """
+        ident = parse_identifier(identifier)
+        table_location = strip_trailing_slash(location or self.default_table_location(ident))
+        metadata = new_table_metadata(schema, spec, sort_order, table_location, dict(properties))
+        self._check_can_create(ident, metadata)
+        return metadata
+
     def commit_table(
         self,
         identifier: Identifier,
@@ -385,6 +406,24 @@ class CatalogBackend(ABC):
             ValidationError, ValidationException: the updates are invalid for the metadata.
         """
         ident = parse_identifier(identifier)
+        prepared = self._prepare_commit(TableCommit(ident, base, requirements, updates))
+        current_location, current, new_metadata = prepared.old_location, prepared.old, prepared.new
+        if current_location is None or current is None:
+            return self.create_table(ident, new_metadata)
+        if new_metadata is current:
+            return LoadedTable(ident, current_location, current)
+        new_location = self._publish_commit(ident, current_location, current, new_metadata)
+        try:
+            self._after_commit(ident, current, new_metadata, new_location)
+        except Exception:  # the commit happened: nothing after it may fail it
+            log.warning("clean-up after the commit to %s failed", identifier_to_string(ident), exc_info=True)
+        return LoadedTable(ident, new_location, new_metadata)
+
+    def _prepare_commit(self, commit: TableCommit) -> PreparedCommit:
+        """Steps 1-3 of the protocol: the current metadata, the requirements checked on it, the
+        updates applied (or, for ``AssertCreate`` and no table, the new table's metadata)."""
+        ident = parse_identifier(commit.identifier)
+        requirements, base = commit.requirements, commit.base
         creating = any(isinstance(r, AssertCreate) for r in requirements)
         current_location = self._read_pointer(ident)
         if current_location is None:
@@ -392,8 +431,9 @@ class CatalogBackend(ABC):
                 raise NoSuchTableError(self._no_such_table(ident))
             for requirement in requirements:
                 requirement.validate(None)
-            metadata = MetadataBuilder(None).apply_all(updates).build()
-            return self.create_table(ident, metadata)
+            metadata = MetadataBuilder(None).apply_all(commit.updates).build()
+            self._check_can_create(ident, metadata)
+            return PreparedCommit(ident, None, None, metadata)
         if creating:
             raise TableAlreadyExistsError(f"table {identifier_to_string(ident)} already exists")
         if base is not None and base.metadata_location == current_location:
@@ -404,7 +444,7 @@ class CatalogBackend(ABC):
             requirement.validate(current)
         try:
             new_metadata = (
-                MetadataBuilder(current, metadata_location=current_location).apply_all(updates).build()
+                MetadataBuilder(current, metadata_location=current_location).apply_all(commit.updates).build()
             )
         except ValidationException as exc:
             if base is not None and base.metadata_location != current_location:
@@ -414,14 +454,7 @@ class CatalogBackend(ABC):
                     f"table {identifier_to_string(ident)} changed concurrently: {exc}"
                 ) from exc
             raise
-        if new_metadata is current:
-            return LoadedTable(ident, current_location, current)
-        new_location = self._publish_commit(ident, current_location, current, new_metadata)
-        try:
-            self._after_commit(ident, current, new_metadata, new_location)
-        except Exception:  # the commit happened: nothing after it may fail it
-            log.warning("clean-up after the commit to %s failed", identifier_to_string(ident), exc_info=True)
-        return LoadedTable(ident, new_location, new_metadata)
+        return PreparedCommit(ident, current_location, current, new_metadata)
 
     def close(self) -> None:
         """Release connections (and the key management client's). The backend must not be used
@@ -645,12 +678,21 @@ class CatalogBackend(ABC):
         return self.io
 
     def _purge(self, loaded: LoadedTable) -> None:
-        """Delete every file reachable from a dropped table's metadata (best effort)."""
+        self.purge_files(loaded)
+
+    def purge_files(self, loaded: LoadedTable, *, within: str | None = None) -> None:
+        """Delete every file reachable from a dropped table's metadata (best effort), what
+        ``drop_table(purge=True)`` deletes; with ``within``, only the files under that location
+        (a server purges no file outside the table, whatever its metadata names)."""
         files = reachable_files(self._table_io(loaded), loaded.metadata, loaded.metadata_location)
         for problem in files.problems:
             log.warning("purging table %s: %s", identifier_to_string(loaded.identifier), problem)
-        self._delete_quietly(_with_local_checksums(files.content_files))
-        self._delete_quietly(_with_local_checksums(files.manifests))
-        self._delete_quietly(_with_local_checksums(files.manifest_lists))
-        self._delete_quietly(_with_local_checksums(files.statistics))
-        self._delete_metadata_files(files.metadata_files)
+
+        def kept(locations: list[str]) -> list[str]:
+            return [x for x in locations if within is None or is_within(x, within)]
+
+        self._delete_quietly(_with_local_checksums(kept(files.content_files)))
+        self._delete_quietly(_with_local_checksums(kept(files.manifests)))
+        self._delete_quietly(_with_local_checksums(kept(files.manifest_lists)))
+        self._delete_quietly(_with_local_checksums(kept(files.statistics)))
+        self._delete_metadata_files(kept(files.metadata_files))

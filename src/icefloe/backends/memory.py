@@ -21,6 +21,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from icefloe.backends._multi import PointerSwap
 from icefloe.backends.base import WAREHOUSE, CatalogBackend, LoadedTable, PropertiesUpdateSummary
 from icefloe.backends.identifiers import (
     Identifier,
@@ -36,6 +37,7 @@ from icefloe.errors import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
     ValidationError,
 )
@@ -67,6 +69,7 @@ class InMemoryCatalogBackend(CatalogBackend):
         self._lock = threading.RLock()
         self._namespaces: dict[Namespace, dict[str, str]] = {}
         self._tables: dict[tuple[str, ...], str] = {}
+        self._views: dict[tuple[str, ...], str] = {}
         self._metadata: dict[str, TableMetadata] = {}
         self._failures_left = 0
         self._failure_type: type[Exception] = CommitFailedException
@@ -107,7 +110,7 @@ class InMemoryCatalogBackend(CatalogBackend):
         depth = len(levels)
         if any(ns[:depth] == levels for ns in self._namespaces):
             return True
-        return any(ident[:-1][:depth] == levels for ident in self._tables)
+        return any(ident[:-1][:depth] == levels for ident in (*self._tables, *self._views))
 
     def _require(self, levels: Namespace) -> None:
         if levels and not self._exists(levels):
@@ -132,7 +135,7 @@ class InMemoryCatalogBackend(CatalogBackend):
         depth = len(levels) + 1
         with self._lock:
             self._require(levels)
-            candidates = list(self._namespaces) + [ident[:-1] for ident in self._tables]
+            candidates = list(self._namespaces) + [ident[:-1] for ident in (*self._tables, *self._views)]
         return sorted({ns[:depth] for ns in candidates if len(ns) >= depth and ns[: depth - 1] == levels})
 
     def load_namespace_properties(self, namespace: str | Sequence[str]) -> dict[str, str]:
@@ -169,10 +172,10 @@ class InMemoryCatalogBackend(CatalogBackend):
         levels = parse_namespace(namespace)
         with self._lock:
             self._require(levels)
-            tables = [i for i in self._tables if i[:-1] == levels]
+            tables = [i for i in (*self._tables, *self._views) if i[:-1] == levels]
             if tables:
                 raise NamespaceNotEmptyError(
-                    f"namespace {identifier_to_string(levels)} is not empty: it holds {len(tables)} table(s)"
+                    f"namespace {identifier_to_string(levels)} is not empty: it holds {len(tables)} table(s) or view(s)"
                 )
             if any(len(ns) > len(levels) and ns[: len(levels)] == levels for ns in self._namespaces):
                 raise NamespaceNotEmptyError(f"namespace {identifier_to_string(levels)} holds namespaces")
@@ -210,17 +213,21 @@ class InMemoryCatalogBackend(CatalogBackend):
     def _check_can_create(self, identifier: tuple[str, ...], metadata: TableMetadata) -> None:
         with self._lock:
             self._require(identifier[:-1])
-            if identifier in self._tables:
-                raise TableAlreadyExistsError(f"table {identifier_to_string(identifier)} already exists")
+            if identifier in self._tables or identifier in self._views:
+                raise TableAlreadyExistsError(
+                    f"a table or view named {identifier_to_string(identifier)} exists"
+                )
 
     def _create_pointer(self, identifier: tuple[str, ...], location: str) -> None:
         with self._lock:
             self._require(identifier[:-1])
-            if identifier in self._tables:
-                raise TableAlreadyExistsError(f"table {identifier_to_string(identifier)} already exists")
+            if identifier in self._tables or identifier in self._views:
+                raise TableAlreadyExistsError(
+                    f"a table or view named {identifier_to_string(identifier)} exists"
+                )
             self._tables[identifier] = location
 
-    def _swap_pointer(self, identifier: tuple[str, ...], old_location: str, new_location: str) -> None:
+    def _run_before_swap(self, identifier: tuple[str, ...]) -> None:
         callback = self._before_swap
         if callback is not None and not getattr(self._in_before_swap, "active", False):
             self._in_before_swap.active = True
@@ -228,21 +235,81 @@ class InMemoryCatalogBackend(CatalogBackend):
                 callback(identifier)
             finally:
                 self._in_before_swap.active = False
+
+    def _swap_pointer(self, identifier: tuple[str, ...], old_location: str, new_location: str) -> None:
+        self._swap_pointers([PointerSwap(identifier, old_location, new_location)])
+
+    def _swap_pointers(self, swaps: Sequence[PointerSwap]) -> None:
+        """Every pointer moves under the lock, or none (the in-memory multi-table commit)."""
+        for swap in swaps:
+            self._run_before_swap(swap.identifier)
         with self._lock:
-            current = self._tables.get(identifier)
-            if current != old_location:
-                raise CommitFailedException(
-                    f"table {identifier_to_string(identifier)} was changed concurrently: "
-                    f"it no longer points to {old_location}"
-                )
-            self._tables[identifier] = new_location
+            for swap in swaps:
+                current = self._tables.get(swap.identifier)
+                if swap.old_location is None:
+                    self._require(swap.identifier[:-1])
+                    if current is not None or swap.identifier in self._views:
+                        raise TableAlreadyExistsError(
+                            f"table {identifier_to_string(swap.identifier)} already exists"
+                        )
+                elif current != swap.old_location:
+                    raise CommitFailedException(
+                        f"table {identifier_to_string(swap.identifier)} was changed concurrently: "
+                        f"it no longer points to {swap.old_location}"
+                    )
+            for swap in swaps:
+                self._tables[swap.identifier] = swap.new_location
             lose = self._lost_swaps_left > 0
             if lose:
                 self._lost_swaps_left -= 1
         if lose:
             raise CommitStateUnknownException(
-                f"injected: the swap to {new_location} happened, its answer was lost"
+                f"injected: the swap to {swaps[-1].new_location} happened, its answer was lost"
             )
+
+    # ---- views ----------------------------------------------------------------------------------
+
+    def _read_view_pointer(self, identifier: tuple[str, ...]) -> str | None:
+        with self._lock:
+            return self._views.get(identifier)
+
+    def _check_can_create_view(self, identifier: tuple[str, ...]) -> None:
+        with self._lock:
+            self._require(identifier[:-1])
+            if identifier in self._tables or identifier in self._views:
+                raise self._view_exists_error(identifier, table=identifier in self._tables)
+
+    def _create_view_pointer(self, identifier: tuple[str, ...], location: str) -> None:
+        with self._lock:
+            self._check_can_create_view(identifier)
+            self._views[identifier] = location
+
+    def _swap_view_pointer(self, identifier: tuple[str, ...], old_location: str, new_location: str) -> None:
+        with self._lock:
+            if self._views.get(identifier) != old_location:
+                raise CommitFailedException(
+                    f"view {identifier_to_string(identifier)} was changed concurrently: "
+                    f"it no longer points to {old_location}"
+                )
+            self._views[identifier] = new_location
+
+    def _delete_view_pointer(self, identifier: tuple[str, ...]) -> bool:
+        with self._lock:
+            return self._views.pop(identifier, None) is not None
+
+    def _rename_view_pointer(self, source: tuple[str, ...], destination: tuple[str, ...]) -> None:
+        with self._lock:
+            if source not in self._views:
+                raise NoSuchViewError(self._no_such_view(source))
+            if source == destination:
+                return
+            self._check_can_create_view(destination)
+            self._views[destination] = self._views.pop(source)
+
+    def _view_names(self, namespace: tuple[str, ...]) -> list[str]:
+        with self._lock:
+            self._require(namespace)
+            return [ident[-1] for ident in self._views if ident[:-1] == namespace]
 
     def commit_table(
         self,
@@ -287,8 +354,8 @@ class InMemoryCatalogBackend(CatalogBackend):
             if src == dst:
                 return
             self._require(dst[:-1])
-            if dst in self._tables:
-                raise TableAlreadyExistsError(f"table {identifier_to_string(dst)} already exists")
+            if dst in self._tables or dst in self._views:
+                raise TableAlreadyExistsError(f"a table or view named {identifier_to_string(dst)} exists")
             self._tables[dst] = self._tables.pop(src)
 
     def register_table(self, identifier: Identifier, metadata_location: str) -> LoadedTable:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, and_, delete, insert, inspect, or_, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from icefloe.backends._multi import PointerSwap
 from icefloe.backends._sql_engine import (
     backoff,
     create_engine,
@@ -39,12 +40,15 @@ from icefloe.backends._sql_engine import (
 )
 from icefloe.backends._sql_schema import (
     EXISTS_PROPERTY,
-    MAX_LOCATION_LENGTH,
     MAX_NAME_LENGTH,
     NAMESPACE_PROPERTIES,
     SCHEMA,
     TABLE_TYPE,
     TABLES,
+    VIEW_TYPE,
+    check_location_length,
+    check_properties,
+    check_property_update,
 )
 from icefloe.backends.base import CatalogBackend, LoadedTable, PropertiesUpdateSummary
 from icefloe.backends.identifiers import (
@@ -62,8 +66,11 @@ from icefloe.errors import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
+    UnsupportedFeatureError,
     ValidationError,
+    ViewAlreadyExistsError,
 )
 from icefloe.io import FileIO, local_path, split_scheme
 from icefloe.spec.properties import int_property
@@ -180,16 +187,30 @@ class SqlCatalogBackend(CatalogBackend):
 
     # ---- rows -------------------------------------------------------------------------------------
 
-    def _table_row_filter(self, namespace: str, name: str) -> Any:
-        condition = and_(
+    def _row_filter(self, namespace: str, name: str, kind: str = TABLE_TYPE) -> Any:
+        """The row of table (or view) ``name`` in ``namespace``."""
+        condition = self._name_filter(namespace, name)
+        return and_(condition, self._type_filter(kind)) if self._typed else condition
+
+    def _name_filter(self, namespace: str, name: str) -> Any:
+        """The row holding ``name`` in ``namespace``, whether a table or a view."""
+        return and_(
             TABLES.c.catalog_name == self.name,
             TABLES.c.table_namespace == namespace,
             TABLES.c.table_name == name,
         )
-        return and_(condition, self._type_filter()) if self._typed else condition
 
-    def _type_filter(self) -> Any:
+    def _type_filter(self, kind: str = TABLE_TYPE) -> Any:
+        if kind == VIEW_TYPE:
+            return TABLES.c.iceberg_type == VIEW_TYPE
         return or_(TABLES.c.iceberg_type == TABLE_TYPE, TABLES.c.iceberg_type.is_(None))
+
+    def _require_views(self) -> None:
+        if not self._typed:
+            raise UnsupportedFeatureError(
+                f"sql catalog '{self.name}': views need the V1 catalog schema (the iceberg_type column); "
+                f"set {SCHEMA_VERSION}=V1 to upgrade it"
+            )
 
     @staticmethod
     def _ns_key(namespace: Namespace) -> str:
@@ -267,7 +288,7 @@ class SqlCatalogBackend(CatalogBackend):
         self, namespace: str | Sequence[str], properties: Mapping[str, str] | None = None
     ) -> None:
         key = self._ns_key(parse_namespace(namespace))
-        props = _check_properties(properties or {})
+        props = check_properties(properties or {})
         if EXISTS_PROPERTY in props:
             raise ValidationError(f"namespace property '{EXISTS_PROPERTY}' is reserved by the catalog")
         # Java marks every created namespace, so it exists even without other properties.
@@ -321,8 +342,8 @@ class SqlCatalogBackend(CatalogBackend):
     ) -> PropertiesUpdateSummary:
         key = self._ns_key(parse_namespace(namespace))
         remove = set(removals)
-        sets = _check_properties(updates or {})
-        _check_update(remove, sets)
+        sets = check_properties(updates or {})
+        check_property_update(remove, sets)
 
         def work(conn: Connection) -> PropertiesUpdateSummary:
             self._require_namespace(conn, key)
@@ -375,10 +396,13 @@ class SqlCatalogBackend(CatalogBackend):
         key = self._ns_key(parse_namespace(namespace))
         return self._read(lambda conn: self._namespace_exists(conn, key))
 
-    # ---- tables ---------------------------------------------------------------------------------
+    # ---- tables and views -------------------------------------------------------------------------
 
     def list_tables(self, namespace: str | Sequence[str]) -> list[tuple[str, ...]]:
         levels = parse_namespace(namespace)
+        return sorted((*levels, name) for name in self._names(levels, TABLE_TYPE))
+
+    def _names(self, levels: Namespace, kind: str) -> list[str]:
         key = self._ns_key(levels)
 
         def work(conn: Connection) -> list[str]:
@@ -387,17 +411,25 @@ class SqlCatalogBackend(CatalogBackend):
                 TABLES.c.catalog_name == self.name, TABLES.c.table_namespace == key
             )
             if self._typed:
-                query = query.where(self._type_filter())
+                query = query.where(self._type_filter(kind))
             return [row[0] for row in conn.execute(query)]
 
-        return sorted((*levels, name) for name in self._read(work))
+        return self._read(work)
 
-    def _pointer_query(self, namespace: str, name: str) -> Any:
-        return select(TABLES.c.metadata_location).where(self._table_row_filter(namespace, name))
+    def _pointer_query(self, namespace: str, name: str, kind: str = TABLE_TYPE) -> Any:
+        return select(TABLES.c.metadata_location).where(self._row_filter(namespace, name, kind))
 
-    def _read_pointer(self, identifier: tuple[str, ...]) -> str | None:
+    def _existing_kind(self, conn: Connection, namespace: str, name: str) -> str | None:
+        """``TABLE`` or ``VIEW`` when a row holds the name (they share the primary key), else None."""
+        column = TABLES.c.iceberg_type if self._typed else TABLES.c.table_name
+        row = conn.execute(select(column).where(self._name_filter(namespace, name))).first()
+        if row is None:
+            return None
+        return VIEW_TYPE if self._typed and row[0] == VIEW_TYPE else TABLE_TYPE
+
+    def _read_pointer(self, identifier: tuple[str, ...], kind: str = TABLE_TYPE) -> str | None:
         _, key, name = self._split(identifier)
-        row = self._read(lambda conn: conn.execute(self._pointer_query(key, name)).first())
+        row = self._read(lambda conn: conn.execute(self._pointer_query(key, name, kind)).first())
         return row[0] if row is not None and row[0] else None
 
     def _read_pointer_for_status_check(self, identifier: tuple[str, ...]) -> str | None:
@@ -411,27 +443,41 @@ class SqlCatalogBackend(CatalogBackend):
             row = conn.execute(self._pointer_query(key, name).with_for_update()).first()
         return row[0] if row is not None and row[0] else None
 
-    def _check_can_create(self, identifier: tuple[str, ...], metadata: TableMetadata) -> None:
+    def _check_free(self, identifier: tuple[str, ...], kind: str) -> None:
+        """Raise NoSuchNamespaceError, or TableAlreadyExistsError / ViewAlreadyExistsError when a
+        table or view holds the name."""
         ident, key, name = self._split(identifier)
 
         def work(conn: Connection) -> None:
             self._require_namespace(conn, key)
-            if conn.execute(self._pointer_query(key, name)).first() is not None:
-                raise TableAlreadyExistsError(f"table {identifier_to_string(ident)} already exists")
+            existing = self._existing_kind(conn, key, name)
+            if existing is not None:
+                raise self._exists_error(ident, kind, existing)
 
         self._read(work)
 
+    def _exists_error(self, ident: tuple[str, ...], kind: str, existing: str | None = None) -> Exception:
+        what = (
+            "a view" if existing == VIEW_TYPE else "a table" if existing == TABLE_TYPE else "a table or view"
+        )
+        message = f"{what} named {identifier_to_string(ident)} already exists"
+        return ViewAlreadyExistsError(message) if kind == VIEW_TYPE else TableAlreadyExistsError(message)
+
+    def _check_can_create(self, identifier: tuple[str, ...], metadata: TableMetadata) -> None:
+        self._check_free(identifier, TABLE_TYPE)
+
     def _new_metadata_location(self, metadata: TableMetadata, previous_location: str | None) -> str:
         location = super()._new_metadata_location(metadata, previous_location)
-        _check_location_length(location)
+        check_location_length(location)
         return location
 
     def _pointer_write(
-        self, statement: Any, *, what: str, on_conflict: Callable[[], Exception], is_update: bool
+        self, statements: Sequence[tuple[Any, bool, Callable[[], Exception]]], *, what: str
     ) -> None:
-        """Run one pointer INSERT/UPDATE that must touch exactly one row, and commit it.
+        """Run pointer INSERTs/UPDATEs in one transaction: each must touch exactly one row.
 
-        An UPDATE that matched no row, or an INSERT that hit the primary key, raises
+        ``statements`` holds ``(statement, is_update, on_conflict)``: an UPDATE that matched no
+        row, or an INSERT that hit the primary key, rolls everything back and raises
         ``on_conflict()``. (An INSERT's rowcount is not checked: psycopg reports -1.)
 
         Errors before COMMIT are definite failures (retried while the database is locked);
@@ -441,12 +487,20 @@ class SqlCatalogBackend(CatalogBackend):
             conn = self._engine.connect()
             try:
                 mark_write(conn)
+                conflict: Callable[[], Exception] | None = None
                 try:
                     conn.begin()
-                    rowcount = conn.execute(statement).rowcount
+                    for statement, is_update, on_conflict in statements:
+                        conflict = on_conflict
+                        rowcount = conn.execute(statement).rowcount
+                        if is_update and rowcount != 1:
+                            break
+                    else:
+                        conflict = None
                 except IntegrityError as exc:
                     rollback_quietly(conn)
-                    raise on_conflict() from exc
+                    assert conflict is not None
+                    raise conflict() from exc
                 except DBAPIError as exc:
                     rollback_quietly(conn)
                     if is_busy(exc) and attempt < self._lock_retries:
@@ -455,9 +509,9 @@ class SqlCatalogBackend(CatalogBackend):
                     raise CommitFailedException(
                         f"{what} failed before anything was committed: {exc}"
                     ) from exc
-                if is_update and rowcount != 1:
+                if conflict is not None:
                     rollback_quietly(conn)
-                    raise on_conflict()
+                    raise conflict()
                 try:
                     conn.commit()
                 except Exception as exc:
@@ -470,7 +524,9 @@ class SqlCatalogBackend(CatalogBackend):
             finally:
                 conn.close()
 
-    def _create_pointer(self, identifier: tuple[str, ...], location: str) -> None:
+    def _insert_statement(
+        self, identifier: tuple[str, ...], location: str, kind: str = TABLE_TYPE
+    ) -> tuple[Any, bool, Callable[[], Exception]]:
         ident, key, name = self._split(identifier)
         row: dict[str, Any] = {
             "catalog_name": self.name,
@@ -480,41 +536,59 @@ class SqlCatalogBackend(CatalogBackend):
             "previous_metadata_location": None,
         }
         if self._typed:
-            row["iceberg_type"] = TABLE_TYPE
-        self._pointer_write(
-            insert(TABLES).values(**row),
-            what=f"registering table {identifier_to_string(ident)}",
-            on_conflict=lambda: TableAlreadyExistsError(
-                f"table {identifier_to_string(ident)} already exists"
-            ),
-            is_update=False,
-        )
+            row["iceberg_type"] = kind
+        return insert(TABLES).values(**row), False, lambda: self._exists_error(ident, kind)
 
-    def _swap_pointer(self, identifier: tuple[str, ...], old_location: str, new_location: str) -> None:
+    def _update_statement(
+        self, identifier: tuple[str, ...], old_location: str, new_location: str, kind: str = TABLE_TYPE
+    ) -> tuple[Any, bool, Callable[[], Exception]]:
         ident, key, name = self._split(identifier)
         statement = (
             update(TABLES)
-            .where(self._table_row_filter(key, name), TABLES.c.metadata_location == old_location)
+            .where(self._row_filter(key, name, kind), TABLES.c.metadata_location == old_location)
             .values(metadata_location=new_location, previous_metadata_location=old_location)
         )
-        self._pointer_write(
+        what = "view" if kind == VIEW_TYPE else "table"
+        return (
             statement,
-            what=f"commit to table {identifier_to_string(ident)}",
-            on_conflict=lambda: CommitFailedException(
-                f"table {identifier_to_string(ident)} was changed concurrently: "
-                f"it no longer points to {old_location}"
+            True,
+            lambda: CommitFailedException(
+                f"{what} {identifier_to_string(ident)} was changed concurrently: it no longer points to {old_location}"
             ),
-            is_update=True,
+        )
+
+    def _create_pointer(self, identifier: tuple[str, ...], location: str) -> None:
+        what = f"registering table {identifier_to_string(identifier)}"
+        self._pointer_write([self._insert_statement(identifier, location)], what=what)
+
+    def _swap_pointer(self, identifier: tuple[str, ...], old_location: str, new_location: str) -> None:
+        what = f"commit to table {identifier_to_string(identifier)}"
+        self._pointer_write([self._update_statement(identifier, old_location, new_location)], what=what)
+
+    def _swap_pointers(self, swaps: Sequence[PointerSwap]) -> None:
+        statements = [
+            self._insert_statement(s.identifier, s.new_location)
+            if s.old_location is None
+            else self._update_statement(s.identifier, s.old_location, s.new_location)
+            for s in swaps
+        ]
+        names = ", ".join(identifier_to_string(s.identifier) for s in swaps)
+        self._pointer_write(statements, what=f"multi-table commit to {names}")
+
+    def _drop(self, identifier: tuple[str, ...], kind: str) -> bool:
+        _, key, name = self._split(identifier)
+        return bool(
+            self._write(
+                lambda conn: (
+                    conn.execute(delete(TABLES).where(self._row_filter(key, name, kind))).rowcount == 1
+                )
+            )
         )
 
     def drop_table(self, identifier: Identifier, purge: bool = False) -> None:
-        ident, key, name = self._split(identifier)
+        ident, _, _ = self._split(identifier)
         loaded = self._load_for_purge(ident) if purge else None
-
-        def work(conn: Connection) -> int:
-            return conn.execute(delete(TABLES).where(self._table_row_filter(key, name))).rowcount
-
-        if self._write(work) != 1:
+        if not self._drop(ident, TABLE_TYPE):
             raise NoSuchTableError(self._no_such_table(ident))
         if loaded is not None:
             self._purge(loaded)
@@ -525,32 +599,40 @@ class SqlCatalogBackend(CatalogBackend):
             raise NoSuchTableError(self._no_such_table(ident))
         return self._loaded_for_purge(ident, location)
 
-    def rename_table(self, source: Identifier, destination: Identifier) -> None:
+    def _rename(self, source: Identifier, destination: Identifier, kind: str) -> None:
         src, src_key, src_name = self._split(source)
         dst, dst_key, dst_name = self._split(destination)
 
         def work(conn: Connection) -> None:
-            if conn.execute(self._pointer_query(src_key, src_name)).first() is None:
-                raise NoSuchTableError(self._no_such_table(src))
+            if conn.execute(self._pointer_query(src_key, src_name, kind)).first() is None:
+                raise (
+                    NoSuchViewError(self._no_such_view(src))
+                    if kind == VIEW_TYPE
+                    else NoSuchTableError(self._no_such_table(src))
+                )
             if src == dst:
                 return
             self._require_namespace(conn, dst_key)
-            if conn.execute(self._pointer_query(dst_key, dst_name)).first() is not None:
-                raise TableAlreadyExistsError(f"table {identifier_to_string(dst)} already exists")
+            existing = self._existing_kind(conn, dst_key, dst_name)
+            if existing is not None:
+                raise self._exists_error(dst, kind, existing)
             conn.execute(
                 update(TABLES)
-                .where(self._table_row_filter(src_key, src_name))
+                .where(self._row_filter(src_key, src_name, kind))
                 .values(table_namespace=dst_key, table_name=dst_name)
             )
 
         try:
             self._write(work)
-        except IntegrityError as exc:  # a view (or a racing table) holds the name
-            raise TableAlreadyExistsError(f"table {identifier_to_string(dst)} already exists") from exc
+        except IntegrityError as exc:  # a racing create holds the name
+            raise self._exists_error(dst, kind) from exc
+
+    def rename_table(self, source: Identifier, destination: Identifier) -> None:
+        self._rename(source, destination, TABLE_TYPE)
 
     def register_table(self, identifier: Identifier, metadata_location: str) -> LoadedTable:
         ident, _, _ = self._split(identifier)
-        _check_location_length(metadata_location)
+        check_location_length(metadata_location)
         metadata = self._read_metadata(metadata_location)
         self._check_can_create(ident, metadata)
         try:
@@ -561,34 +643,36 @@ class SqlCatalogBackend(CatalogBackend):
                 raise
         return LoadedTable(ident, metadata_location, metadata)
 
+    # ---- view hooks (backends/views.py) -----------------------------------------------------------
 
-def _check_location_length(location: str) -> None:
-    if len(location) > MAX_LOCATION_LENGTH:
-        raise ValidationError(
-            f"metadata location {location[:60]!r}... is longer than the {MAX_LOCATION_LENGTH} "
-            "characters the catalog stores"
+    def _read_view_pointer(self, identifier: tuple[str, ...]) -> str | None:
+        self._require_views()
+        return self._read_pointer(identifier, VIEW_TYPE)
+
+    def _check_can_create_view(self, identifier: tuple[str, ...]) -> None:
+        self._require_views()
+        self._check_free(identifier, VIEW_TYPE)
+
+    def _create_view_pointer(self, identifier: tuple[str, ...], location: str) -> None:
+        check_location_length(location)
+        what = f"registering view {identifier_to_string(identifier)}"
+        self._pointer_write([self._insert_statement(identifier, location, VIEW_TYPE)], what=what)
+
+    def _swap_view_pointer(self, identifier: tuple[str, ...], old_location: str, new_location: str) -> None:
+        check_location_length(new_location)
+        what = f"commit to view {identifier_to_string(identifier)}"
+        self._pointer_write(
+            [self._update_statement(identifier, old_location, new_location, VIEW_TYPE)], what=what
         )
 
+    def _delete_view_pointer(self, identifier: tuple[str, ...]) -> bool:
+        self._require_views()
+        return self._drop(identifier, VIEW_TYPE)
 
-def _check_properties(properties: Mapping[str, str]) -> dict[str, str]:
-    result: dict[str, str] = {}
-    for key, value in properties.items():
-        if not isinstance(key, str) or not key:
-            raise ValidationError(f"namespace property keys must be non-empty strings, not {key!r}")
-        if not isinstance(value, str):
-            raise ValidationError(f"namespace property '{key}' must be a string, not {value!r}")
-        if len(key) > MAX_NAME_LENGTH or len(value) > MAX_LOCATION_LENGTH:
-            raise ValidationError(
-                f"namespace property '{key[:40]}': keys are limited to {MAX_NAME_LENGTH} and values to "
-                f"{MAX_LOCATION_LENGTH} characters"
-            )
-        result[key] = value
-    return result
+    def _rename_view_pointer(self, source: tuple[str, ...], destination: tuple[str, ...]) -> None:
+        self._require_views()
+        self._rename(source, destination, VIEW_TYPE)
 
-
-def _check_update(removals: set[str], updates: Mapping[str, str]) -> None:
-    both = sorted(removals & set(updates))
-    if both:
-        raise ValidationError(f"namespace properties {both} are both removed and updated")
-    if EXISTS_PROPERTY in removals or EXISTS_PROPERTY in updates:
-        raise ValidationError(f"namespace property '{EXISTS_PROPERTY}' is reserved by the catalog")
+    def _view_names(self, namespace: tuple[str, ...]) -> list[str]:
+        self._require_views()
+        return self._names(namespace, VIEW_TYPE)

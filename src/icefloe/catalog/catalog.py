@@ -7,23 +7,34 @@ catalog backend (``icefloe.backends``), which knows nothing about Tables.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from icefloe.arrow.schema import arrow_to_schema_fresh
-from icefloe.backends import CatalogBackend, Identifier, parse_identifier, parse_namespace
+from icefloe.arrow.schema import as_iceberg_schema
+from icefloe.backends import (
+    CatalogBackend,
+    Identifier,
+    LoadedTable,
+    LoadedView,
+    parse_identifier,
+    parse_namespace,
+)
 from icefloe.catalog.transactions import DefinitionMode, TableDefinition
 from icefloe.errors import KeyManagementError, NoSuchTableError, ValidationError
 from icefloe.io import FileIO, load_file_io
 from icefloe.io.encryption import ENCRYPTION_KMS_IMPL, ENCRYPTION_KMS_TYPE
-from icefloe.spec.builder import MetadataBuilder, new_table_metadata
+from icefloe.spec.builder import MetadataBuilder
 from icefloe.spec.encryption import is_encrypted
 from icefloe.spec.partitioning import PartitionSpec, build_spec
+from icefloe.spec.properties import VIEW_COMMENT
 from icefloe.spec.schema import Schema
 from icefloe.spec.sorting import SortOrder, build_sort_order
+from icefloe.spec.views import SQLViewRepresentation, ViewVersion
 from icefloe.table.table import Table
-from icefloe.table.transaction import Transaction
+from icefloe.table.transaction import Transaction, commit_transactions
+from icefloe.table.view import View, spark_properties, view_summary
 
 __all__ = ["Catalog"]
 
@@ -47,15 +58,26 @@ class Catalog:
     def _io(self, location: str | None = None) -> FileIO:
         return load_file_io(self.backend.properties, location)
 
-    def _table(self, identifier: tuple[str, ...], metadata: Any, metadata_location: str | None) -> Table:
+    def _table(
+        self,
+        identifier: tuple[str, ...],
+        metadata: Any,
+        metadata_location: str | None,
+        io_properties: Mapping[str, str] | None = None,
+    ) -> Table:
+        # A REST catalog may hand out table-scoped FileIO settings (config, storage credentials).
+        properties = {**self.backend.properties, **(io_properties or {})}
         return Table(
             identifier,
             metadata,
             metadata_location,
-            self._io(metadata.location),
+            load_file_io(properties, metadata.location),
             self.backend,
             catalog_name=self.name,
         )
+
+    def _loaded(self, loaded: LoadedTable) -> Table:
+        return self._table(loaded.identifier, loaded.metadata, loaded.metadata_location, loaded.io_properties)
 
     # ---- namespaces --------------------------------------------------------------------------
 
@@ -123,13 +145,14 @@ class Catalog:
         """
         ident = parse_identifier(identifier)
         self._check_can_encrypt(ident, properties)
-        iceberg_schema = _to_schema(schema)
+        iceberg_schema = as_iceberg_schema(schema)
         spec = build_spec(iceberg_schema, partition_by)
         order = build_sort_order(iceberg_schema, sort_by)
-        table_location = (location or self.backend.default_table_location(ident)).rstrip("/")
-        metadata = new_table_metadata(iceberg_schema, spec, order, table_location, dict(properties or {}))
-        loaded = self.backend.create_table(ident, metadata)
-        return self._table(ident, loaded.metadata, loaded.metadata_location)
+        table_location = location.rstrip("/") if location else None
+        loaded = self.backend.create_new_table(
+            ident, iceberg_schema, spec, order, table_location, dict(properties or {})
+        )
+        return self._loaded(loaded)
 
     def create_table_if_not_exists(
         self, identifier: Identifier, schema: Schema | Any, **kwargs: Any
@@ -223,7 +246,7 @@ class Catalog:
     ) -> Transaction:
         ident = parse_identifier(identifier)
         self._check_can_encrypt(ident, properties)
-        iceberg_schema = _to_schema(schema)
+        iceberg_schema = as_iceberg_schema(schema)
         existing = None
         if mode is not DefinitionMode.CREATE:
             try:
@@ -231,24 +254,34 @@ class Catalog:
             except NoSuchTableError:
                 if mode is DefinitionMode.REPLACE:
                     raise
+        spec = build_spec(iceberg_schema, partition_by)
+        order = build_sort_order(iceberg_schema, sort_by)
+        table_location = location.rstrip("/") if location else None
+        props = dict(properties or {})
+        default_location = None
+        if existing is None:
+            # Checks that the table can be created now; a REST server also picks its location
+            # and may add properties (its stage-create).
+            staged = self.backend.stage_create(ident, iceberg_schema, spec, order, table_location, props)
+            default_location = staged.location
+            props = {**props, **staged.properties}
         definition = TableDefinition(
             identifier=ident,
             mode=mode,
             schema=iceberg_schema,
-            spec=build_spec(iceberg_schema, partition_by),
-            sort_order=build_sort_order(iceberg_schema, sort_by),
-            location=location.rstrip("/") if location else None,
-            default_location=self.backend.default_table_location(ident),
+            spec=spec,
+            sort_order=order,
+            location=table_location,
+            default_location=default_location or self.backend.default_table_location(ident),
             table_uuid=str(uuid.uuid4()),
-            properties=dict(properties or {}),
+            properties=props,
             replaced_uuid=existing.metadata.table_uuid if existing is not None else None,
         )
         if existing is not None:
-            table = self._table(ident, existing.metadata, existing.metadata_location)
+            table = self._loaded(existing)
         else:
             # Not in the catalog yet (no metadata location): the table as the commit will create it.
             metadata = MetadataBuilder(None).apply_all(definition.define(None).updates).build()
-            self.backend.check_can_create(ident, metadata)
             table = self._table(ident, metadata, None)
         return Transaction(table, definition=definition)
 
@@ -265,9 +298,7 @@ class Catalog:
             )
 
     def load_table(self, identifier: Identifier) -> Table:
-        ident = parse_identifier(identifier)
-        loaded = self.backend.load_table(ident)
-        return self._table(ident, loaded.metadata, loaded.metadata_location)
+        return self._loaded(self.backend.load_table(parse_identifier(identifier)))
 
     def table_exists(self, identifier: Identifier) -> bool:
         return bool(self.backend.table_exists(parse_identifier(identifier)))
@@ -286,9 +317,108 @@ class Catalog:
         self.drop_table(identifier, purge=True)
 
     def register_table(self, identifier: Identifier, metadata_location: str) -> Table:
+        return self._loaded(self.backend.register_table(parse_identifier(identifier), metadata_location))
+
+    def commit_transaction(self, transactions: Sequence[Transaction]) -> None:
+        """Commit transactions on several tables of this catalog as one atomic change: every
+        table moves to its new metadata, or none does (Java's multi-table
+        ``commitTransaction``; REST's ``/transactions/commit``; one database transaction on
+        the SQL catalog). Conflicts retry all of them together.
+
+        Raises:
+            UnsupportedFeatureError: the catalog cannot (Hadoop).
+            ValidationError: two transactions on one table, or on another catalog's tables.
+            ValidationException, CommitFailedException, CommitStateUnknownException: as
+                ``Transaction.commit_transaction``.
+        """
+        for transaction in transactions:
+            if transaction.table._backend is not self.backend:
+                raise ValidationError(
+                    f"transaction on {transaction.table.name()} does not belong to catalog '{self.name}'"
+                )
+        commit_transactions(list(transactions))
+
+    # ---- views -------------------------------------------------------------------------------
+
+    def create_view(
+        self,
+        identifier: Identifier,
+        schema: Schema | Any,
+        sql: str,
+        *,
+        dialect: str = "spark",
+        default_namespace: Sequence[str] | str | None = None,
+        default_catalog: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        location: str | None = None,
+        comment: str | None = None,
+    ) -> View:
+        """Create a view whose query is ``sql`` in ``dialect``.
+
+        Args:
+            identifier: ``"db.view"`` or a tuple of parts.
+            schema: the query's output (an icefloe or pyarrow Schema): names, types, docs.
+            sql: the SELECT statement.
+            dialect: the SQL dialect (``spark`` makes Spark able to read it: icefloe then also
+                writes ``spark.query-column-names``, as Spark does).
+            default_namespace: where unqualified names in ``sql`` resolve (default: the view's
+                own namespace).
+            default_catalog: the catalog they resolve in (default None: the view's catalog).
+            properties: view properties.
+            location: the view's base location (default: under the warehouse, as a table's).
+            comment: stored as the ``comment`` property.
+
+        Raises:
+            ViewAlreadyExistsError: a view or a table has the identifier.
+            NoSuchNamespaceError, ValidationError.
+        """
         ident = parse_identifier(identifier)
-        loaded = self.backend.register_table(ident, metadata_location)
-        return self._table(ident, loaded.metadata, loaded.metadata_location)
+        iceberg_schema = as_iceberg_schema(schema)
+        representation = SQLViewRepresentation(sql, dialect)
+        if isinstance(default_namespace, str):
+            namespace = tuple(default_namespace.split("."))
+        else:
+            namespace = tuple(default_namespace) if default_namespace is not None else ident[:-1]
+        version = ViewVersion(
+            version_id=1,
+            schema_id=iceberg_schema.schema_id,
+            timestamp_ms=int(time.time() * 1000),
+            summary=view_summary(),
+            representations=(representation,),
+            default_namespace=namespace,
+            default_catalog=default_catalog,
+        )
+        props = {**spark_properties(iceberg_schema, [representation]), **dict(properties or {})}
+        if comment is not None:
+            props[VIEW_COMMENT] = comment
+        view_location = location.rstrip("/") if location else None
+        return self._view(self.backend.create_new_view(ident, iceberg_schema, version, props, view_location))
+
+    def load_view(self, identifier: Identifier) -> View:
+        """Raises NoSuchViewError."""
+        return self._view(self.backend.load_view(parse_identifier(identifier)))
+
+    def list_views(self, namespace: str | Sequence[str]) -> list[tuple[str, ...]]:
+        return list(self.backend.list_views(parse_namespace(namespace)))
+
+    def view_exists(self, identifier: Identifier) -> bool:
+        return bool(self.backend.view_exists(parse_identifier(identifier)))
+
+    def drop_view(self, identifier: Identifier) -> None:
+        """Remove the view from the catalog (its metadata files stay, as Java). Raises NoSuchViewError."""
+        self.backend.drop_view(parse_identifier(identifier))
+
+    def rename_view(self, source: Identifier, destination: Identifier) -> View:
+        self.backend.rename_view(parse_identifier(source), parse_identifier(destination))
+        return self.load_view(destination)
+
+    def register_view(self, identifier: Identifier, metadata_location: str) -> View:
+        return self._view(self.backend.register_view(parse_identifier(identifier), metadata_location))
+
+    def _view(self, loaded: LoadedView) -> View:
+        return View(
+            loaded.identifier, loaded.metadata, loaded.metadata_location, self.backend, catalog_name=self.name
+        )
 
     def close(self) -> None:
         """Release the backend's resources (e.g. the SQL catalog's connection pool)."""
@@ -302,13 +432,3 @@ class Catalog:
 
     def __repr__(self) -> str:
         return f"Catalog({self.name!r}, type={self.backend.catalog_type!r})"
-
-
-def _to_schema(schema: Any) -> Schema:
-    if isinstance(schema, Schema):
-        return schema
-    if type(schema).__module__.startswith("pyarrow"):
-        return arrow_to_schema_fresh(schema)
-    raise ValidationError(
-        f"schema must be an icefloe Schema or a pyarrow Schema, not {type(schema).__name__}"
-    )

@@ -6,6 +6,7 @@ Start with ``load_file_io(properties, location)``; it returns a FileIO for local
 """
 
 from icefloe.io.arrowfs import ArrowFileIO
+from icefloe.io.confined import ConfinedFileIO, is_within
 from icefloe.io.encryption import EncryptingFileIO, EncryptionManager, PlaintextEncryptionManager
 from icefloe.io.faults import FaultInjectingFileIO
 from icefloe.io.fileio import FileInfo, FileIO, InputFile, OutputFile, split_scheme
@@ -25,6 +26,7 @@ from icefloe.io.s3 import S3Config
 
 __all__ = [
     "ArrowFileIO",
+    "ConfinedFileIO",
     "DefaultLocationProvider",
     "EncryptingFileIO",
     "EncryptionManager",
@@ -41,6 +43,7 @@ __all__ = [
     "ResolvingFileIO",
     "S3Config",
     "entropy_dirs",
+    "is_within",
     "load_file_io",
     "load_location_provider",
     "local_path",

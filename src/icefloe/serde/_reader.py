@@ -14,12 +14,15 @@ JSON ``null`` counts as absent for optional fields (``opt_*`` return None); requ
 
 from __future__ import annotations
 
+import gzip
+import json
+import zlib
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 from icefloe.errors import InvalidMetadataError
 
-__all__ = ["INT_MAX", "INT_MIN", "LONG_MAX", "LONG_MIN", "JsonReader", "join_path"]
+__all__ = ["INT_MAX", "INT_MIN", "LONG_MAX", "LONG_MIN", "JsonReader", "join_path", "parse_json_document"]
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
@@ -244,3 +247,54 @@ class JsonReader:
             if type(v) is not str:
                 self.fail(join_path(path, k), f"expected a JSON string, got {_describe(v)}")
         return dict(mapping)
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def parse_json_document(data: bytes | bytearray | memoryview | str, location: str | None, what: str) -> Any:
+    """Parse a JSON document: bytes (plain or gzip, detected by magic bytes) or text.
+
+    Strict where Python's ``json`` is lenient: ``NaN`` / ``Infinity`` are refused, and absurd
+    nesting or integers beyond Python's digit limit become errors instead of crashes.
+
+    Raises:
+        InvalidMetadataError: naming ``location`` and ``what`` (``"table metadata"``).
+    """
+    if isinstance(data, str):
+        text = data
+    else:
+        raw = bytes(data)
+        if raw[:2] == _GZIP_MAGIC:
+            try:
+                raw = gzip.decompress(raw)
+            except (OSError, EOFError, zlib.error) as e:
+                raise InvalidMetadataError(
+                    f"invalid {what}: corrupt gzip data: {e}", location=location
+                ) from e
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise InvalidMetadataError(
+                f"invalid {what}: not UTF-8 (byte {e.start}): {e.reason}", location=location
+            ) from e
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise InvalidMetadataError(
+            f"invalid {what}: not valid JSON at line {e.lineno} column {e.colno}: {_json_problem(e)}",
+            location=location,
+        ) from e
+    except (ValueError, RecursionError) as e:
+        raise JsonReader(location, what).error("", f"not valid JSON: {e}") from e
+
+
+def _json_problem(e: json.JSONDecodeError) -> str:
+    rest = e.doc[e.pos :]
+    # The decoder reports an unterminated string at its opening quote; other errors at the end.
+    ends_early = not rest.strip() or (e.msg.startswith("Unterminated string") and '"' not in rest[1:])
+    return "unexpected end of data (truncated file?)" if ends_early else e.msg
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")

@@ -14,18 +14,16 @@
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import threading
 import uuid
-import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from icefloe.errors import InvalidMetadataError, ValidationError
+from icefloe.errors import ValidationError
 from icefloe.serde._jackson import compact
-from icefloe.serde._reader import JsonReader, join_path
+from icefloe.serde._reader import JsonReader, join_path, parse_json_document
 from icefloe.serde.schema_json import (
     partition_fields_to_json,
     read_partition_fields,
@@ -63,7 +61,6 @@ __all__ = [
     "parse_metadata_version",
 ]
 
-_GZIP_MAGIC = b"\x1f\x8b"
 # Stands in for the snapshots array while the rest of the document is rendered; random, so no
 # property value or name can collide with it.
 _SNAPSHOTS_TOKEN = f"icefloe-snapshots-{uuid.uuid4().hex}"
@@ -177,6 +174,27 @@ def dumps_metadata(md: TableMetadata, *, compression: str = "none") -> bytes:
         ValidationError: an unknown compression (Java's codecs are ``none`` and ``gzip``).
     """
     codec = _codec(compression)
+    recent = _RECENT.entries  # a commit writes the file, then a REST server answers with it
+    for entry in recent:
+        if entry[0] is md and entry[1] == codec:
+            return entry[2]
+    data = _dumps(md, codec)
+    _RECENT.entries = ((md, codec, data), *recent[:3])
+    return data
+
+
+class _RecentDumps:
+    """The last few (metadata object, codec, bytes) dumped, newest first. The tuple is replaced
+    as a whole, so concurrent readers always see a consistent one; entries match by identity
+    (metadata objects are immutable), which needs no hashing."""
+
+    entries: tuple[tuple[TableMetadata, str, bytes], ...] = ()
+
+
+_RECENT = _RecentDumps()
+
+
+def _dumps(md: TableMetadata, codec: str) -> bytes:
     # Snapshots never change, yet every commit rewrites all of them: splice in their cached
     # text instead of rebuilding it (what keeps commit latency flat as history grows).
     # The snapshot log (two integers per entry) grows as fast: rendered directly, not through
@@ -225,48 +243,7 @@ def loads_metadata(
         InvalidMetadataError: the file is not valid table metadata; the message names
             ``location`` and the field path (``snapshots[3].timestamp-ms``).
     """
-    return metadata_from_dict(_parse_json(data, location), location=location)
-
-
-def _parse_json(data: bytes | bytearray | memoryview | str, location: str | None) -> Any:
-    r = JsonReader(location, "table metadata")
-    if isinstance(data, str):
-        text = data
-    else:
-        raw = bytes(data)
-        if raw[:2] == _GZIP_MAGIC:
-            try:
-                raw = gzip.decompress(raw)
-            except (OSError, EOFError, zlib.error) as e:
-                raise InvalidMetadataError(
-                    f"invalid table metadata: corrupt gzip data: {e}", location=location
-                ) from e
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            raise InvalidMetadataError(
-                f"invalid table metadata: not UTF-8 (byte {e.start}): {e.reason}", location=location
-            ) from e
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as e:
-        raise InvalidMetadataError(
-            f"invalid table metadata: not valid JSON at line {e.lineno} column {e.colno}: {_json_problem(e)}",
-            location=location,
-        ) from e
-    except (ValueError, RecursionError) as e:
-        raise r.error("", f"not valid JSON: {e}") from e
-
-
-def _json_problem(e: json.JSONDecodeError) -> str:
-    rest = e.doc[e.pos :]
-    # The decoder reports an unterminated string at its opening quote; other errors at the end.
-    ends_early = not rest.strip() or (e.msg.startswith("Unterminated string") and '"' not in rest[1:])
-    return "unexpected end of data (truncated file?)" if ends_early else e.msg
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    return metadata_from_dict(parse_json_document(data, location, "table metadata"), location=location)
 
 
 def metadata_from_dict(obj: Any, *, location: str | None = None) -> TableMetadata:

@@ -124,6 +124,15 @@ ENCRYPTION_DEK_LENGTH = "encryption.data-key-length"  # bytes: 16, 24 or 32
 ENCRYPTION_DEK_LENGTH_DEFAULT = 16
 ENCRYPTION_AAD_LENGTH_DEFAULT = 16  # not a property in Java either: a constant
 
+# ---- views (Java's ``ViewProperties``) ---------------------------------------------------------
+VIEW_VERSION_HISTORY_SIZE = "version.history.num-entries"
+VIEW_VERSION_HISTORY_SIZE_DEFAULT = 10
+VIEW_METADATA_COMPRESSION_DEFAULT = "gzip"  # views default to gzip, tables to none
+VIEW_COMMENT = "comment"
+VIEW_REPLACE_DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
+VIEW_REPLACE_DROP_DIALECT_ALLOWED_DEFAULT = False
+SPARK_QUERY_COLUMN_NAMES = "spark.query-column-names"  # Spark's: the query's output names
+
 # ---- reading -------------------------------------------------------------------------------------
 SPLIT_SIZE = "read.split.target-size"
 SPLIT_SIZE_DEFAULT = 128 * 1024 * 1024

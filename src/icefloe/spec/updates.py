@@ -3,7 +3,7 @@
 
 Every change to a table is a list of updates that ``MetadataBuilder`` applies to the base
 metadata, guarded by requirements that a catalog checks against the metadata it holds at the
-moment of the swap. A failed requirement is a ``CommitFailedException``: someone else changed
+moment of the swap. A failed requirement is a ``RequirementFailedError`` (a ``CommitFailedException``): someone else changed
 what this commit depends on, and the operation may be retried on fresh metadata.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from icefloe.errors import CommitFailedException
+from icefloe.errors import RequirementFailedError
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot, SnapshotRefType
@@ -216,7 +216,7 @@ class RemoveEncryptionKey(TableUpdate):
 
 
 class TableRequirement:
-    """Base of commit requirements; ``validate`` raises CommitFailedException when unmet."""
+    """Base of commit requirements; ``validate`` raises RequirementFailedError (a CommitFailedException) when unmet."""
 
     __slots__ = ()
     type: ClassVar[str] = ""
@@ -227,7 +227,7 @@ class TableRequirement:
 
 def _require_table(base: TableMetadata | None, what: str) -> TableMetadata:
     if base is None:
-        raise CommitFailedException(f"requirement failed: {what}: the table does not exist")
+        raise RequirementFailedError(f"requirement failed: {what}: the table does not exist")
     return base
 
 
@@ -239,7 +239,7 @@ class AssertCreate(TableRequirement):
 
     def validate(self, base: TableMetadata | None) -> None:
         if base is not None:
-            raise CommitFailedException("requirement failed: the table already exists")
+            raise RequirementFailedError("requirement failed: the table already exists")
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +250,7 @@ class AssertTableUUID(TableRequirement):
     def validate(self, base: TableMetadata | None) -> None:
         base = _require_table(base, "table uuid")
         if base.table_uuid != self.uuid:
-            raise CommitFailedException(
+            raise RequirementFailedError(
                 f"requirement failed: table uuid is {base.table_uuid}, expected {self.uuid} "
                 "(the table was dropped and re-created)"
             )
@@ -269,14 +269,14 @@ class AssertRefSnapshotId(TableRequirement):
         current = base.refs.get(self.ref)
         if self.snapshot_id is None:
             if current is not None:
-                raise CommitFailedException(
+                raise RequirementFailedError(
                     f"requirement failed: ref '{self.ref}' was created concurrently "
                     f"(now at snapshot {current.snapshot_id})"
                 )
         elif current is None:
-            raise CommitFailedException(f"requirement failed: ref '{self.ref}' was removed concurrently")
+            raise RequirementFailedError(f"requirement failed: ref '{self.ref}' was removed concurrently")
         elif current.snapshot_id != self.snapshot_id:
-            raise CommitFailedException(
+            raise RequirementFailedError(
                 f"requirement failed: ref '{self.ref}' moved from snapshot {self.snapshot_id} "
                 f"to {current.snapshot_id}"
             )
@@ -290,7 +290,7 @@ class AssertLastAssignedFieldId(TableRequirement):
     def validate(self, base: TableMetadata | None) -> None:
         base = _require_table(base, "last assigned field id")
         if base.last_column_id != self.last_assigned_field_id:
-            raise CommitFailedException(
+            raise RequirementFailedError(
                 f"requirement failed: last assigned field id changed from {self.last_assigned_field_id} "
                 f"to {base.last_column_id}"
             )
@@ -304,7 +304,7 @@ class AssertCurrentSchemaId(TableRequirement):
     def validate(self, base: TableMetadata | None) -> None:
         base = _require_table(base, "current schema id")
         if base.current_schema_id != self.current_schema_id:
-            raise CommitFailedException(
+            raise RequirementFailedError(
                 f"requirement failed: current schema changed from {self.current_schema_id} "
                 f"to {base.current_schema_id}"
             )
@@ -318,7 +318,7 @@ class AssertLastAssignedPartitionId(TableRequirement):
     def validate(self, base: TableMetadata | None) -> None:
         base = _require_table(base, "last assigned partition id")
         if base.last_partition_id != self.last_assigned_partition_id:
-            raise CommitFailedException(
+            raise RequirementFailedError(
                 f"requirement failed: last assigned partition id changed from "
                 f"{self.last_assigned_partition_id} to {base.last_partition_id}"
             )
@@ -332,7 +332,7 @@ class AssertDefaultSpecId(TableRequirement):
     def validate(self, base: TableMetadata | None) -> None:
         base = _require_table(base, "default spec id")
         if base.default_spec_id != self.default_spec_id:
-            raise CommitFailedException(
+            raise RequirementFailedError(
                 f"requirement failed: default partition spec changed from {self.default_spec_id} "
                 f"to {base.default_spec_id}"
             )
@@ -346,7 +346,7 @@ class AssertDefaultSortOrderId(TableRequirement):
     def validate(self, base: TableMetadata | None) -> None:
         base = _require_table(base, "default sort order id")
         if base.default_sort_order_id != self.default_sort_order_id:
-            raise CommitFailedException(
+            raise RequirementFailedError(
                 f"requirement failed: default sort order changed from {self.default_sort_order_id} "
                 f"to {base.default_sort_order_id}"
             )

@@ -11,12 +11,16 @@
   conflict checks, summaries);
 - ``rows/``: data in: ``append``, ``add_files``, and the row-level conveniences (``delete``,
   ``overwrite``, ``replace_partitions``, ``upsert``);
-- ``maintenance/``: ``expire_snapshots``, ``rewrite_manifests``, and the files a table reaches.
+- ``maintenance/``: ``expire_snapshots``, ``rewrite_manifests``, and the files a table reaches;
+- ``view.py``: :class:`View` and its operations (``replace_version``, ``update_properties``,
+  ``update_location``).
 """
 
-from icefloe.table.scan import BatchScan, IncrementalAppendScan, IncrementalChangelogScan, TableScan
+from icefloe.table.incremental_scan import IncrementalAppendScan, IncrementalChangelogScan
+from icefloe.table.scan import BatchScan, TableScan
 from icefloe.table.table import Table
 from icefloe.table.transaction import Transaction
+from icefloe.table.view import View
 
 __all__ = [
     "BatchScan",
@@ -25,4 +29,5 @@ __all__ = [
     "Table",
     "TableScan",
     "Transaction",
+    "View",
 ]

@@ -1,4 +1,5 @@
-"""The immutable scan builders: ``new_scan()``, ``new_batch_scan()``, ``new_incremental_append_scan()``.
+"""The immutable snapshot scan builders: ``new_scan()``, ``new_batch_scan()`` (the incremental
+ones are in :mod:`icefloe.table.incremental_scan`).
 
 Every builder method returns a new scan. As in Java, a scan of a snapshot id, a tag or a point
 in time reads with the schema that snapshot was written with; a branch or the current state
@@ -10,17 +11,11 @@ manifests and files with them, and the residual of each file is applied to its r
   groups of about ``read.split.target-size`` (see :mod:`icefloe.scan.splitting`).
 - :class:`BatchScan` (Java's ``BatchScan``): the same builder; its outputs read through the
   task groups of ``plan_tasks()``, as a distributed engine would.
-- :class:`IncrementalAppendScan` (Java's ``IncrementalAppendScan``): the rows that ``append``
-  snapshots added between two snapshots of one lineage, read with the current schema.
-- :class:`IncrementalChangelogScan` (Java's ``IncrementalChangelogScan``): the rows each
-  snapshot of such a range inserted and deleted, row-level deletes included, tagged with
-  ``_change_type``, ``_change_ordinal`` and ``_commit_snapshot_id``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self
@@ -29,34 +24,25 @@ import pyarrow as pa
 
 from icefloe._util.optional import import_optional
 from icefloe.arrow.reader import read_arrow_schema
-from icefloe.errors import NoSuchSnapshotError, UnsupportedFeatureError, ValidationError
+from icefloe.errors import NoSuchSnapshotError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, always_true, and_, parse
 from icefloe.io import FileIO
 from icefloe.scan import (
-    ChangelogScanTask,
     CombinedScanTask,
     FileScanTask,
     PositionDeletes,
     SplitOptions,
-    appends_between,
-    changelog_arrow_schema,
-    changelog_snapshots,
     dictionary_field_ids,
-    plan_appended_files,
-    plan_changelog,
     plan_files,
     plan_task_groups,
     read_batches,
-    read_changelog,
     referenced_columns,
-    resolve_range,
     task_row_count,
 )
-from icefloe.scan.changelog import CHANGE_ORDINAL, compute_updates, index_path, remove_carryovers
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
-from icefloe.spec.types import StructType
+from icefloe.table.remote_planning import PLANNING_OPTION, PlanRequest
 
 
 class ScannedTable(Protocol):
@@ -69,12 +55,19 @@ class ScannedTable(Protocol):
 
     def name(self) -> str: ...
 
+    def plan_remotely(
+        self, request: PlanRequest, schema: Schema, row_filter: BooleanExpression, mode: str | None
+    ) -> list[FileScanTask] | None:
+        """The tasks planned by the table's catalog server, or None to plan here (see
+        ``remote_planning.py``)."""
+        ...
 
-__all__ = ["BatchScan", "IncrementalAppendScan", "IncrementalChangelogScan", "TableScan"]
+
+__all__ = ["BaseScan", "BatchScan", "TableScan", "project_batch", "union_columns"]
 
 
 @dataclass(frozen=True)
-class _Scan:
+class BaseScan:
     """What every scan shares: the filter, the columns, options, task planning and reading."""
 
     table: ScannedTable
@@ -202,7 +195,7 @@ class _Scan:
         # Columns the filter needs are read too and dropped after filtering.
         needed = referenced_columns(self.row_filter, table_schema, case_sensitive=self.is_case_sensitive)
         read_schema = table_schema.select(
-            *_union(self.selected, needed), case_sensitive=self.is_case_sensitive
+            *union_columns(self.selected, needed), case_sensitive=self.is_case_sensitive
         )
         dictionary_ids = dictionary_field_ids(
             projected, dictionary_columns, case_sensitive=self.is_case_sensitive
@@ -219,7 +212,7 @@ class _Scan:
             dictionary_ids=dictionary_ids,
         ):
             if read_schema != projected:
-                batch = _project_batch(batch, output_schema)
+                batch = project_batch(batch, output_schema)
             yield batch
 
     def to_arrow(self, *, dictionary_columns: bool | Iterable[str] = False) -> pa.Table:
@@ -269,7 +262,7 @@ class _Scan:
 
 
 @dataclass(frozen=True)
-class TableScan(_Scan):
+class TableScan(BaseScan):
     """A scan of one snapshot (``table.new_scan()``): the current one, or the one chosen with
     ``use_snapshot``, ``use_ref`` or ``as_of_time``."""
 
@@ -351,10 +344,25 @@ class TableScan(_Scan):
     # ---- planning ----------------------------------------------------------------------------
 
     def plan_files(self) -> list[FileScanTask]:
-        """One task per data file that may hold matching rows, with its deletes and residual."""
+        """One task per data file that may hold matching rows, with its deletes and residual.
+
+        With the scan option ``planning=server`` (or the REST catalog property
+        ``scan-planning-mode=server``), the catalog's server plans.
+        """
         snapshot = self.snapshot()
         if snapshot is None:
             return []
+        mode = self.options.get(PLANNING_OPTION)
+        if mode != "client":
+            request = PlanRequest(
+                snapshot_id=snapshot.snapshot_id,
+                filter=self.row_filter,
+                case_sensitive=self.is_case_sensitive,
+                select=None if self.selected == ("*",) else self.selected,
+            )
+            remote = self.table.plan_remotely(request, self._table_schema(), self.row_filter, mode)
+            if remote is not None:
+                return remote
         return plan_files(
             self.table.io(),
             self.table.metadata,
@@ -376,296 +384,13 @@ class BatchScan(TableScan):
         return [task for group in self.plan_tasks() for task in group.tasks]
 
 
-@dataclass(frozen=True)
-class _IncrementalScan(_Scan):
-    """What incremental scans share: a range of snapshots of one lineage.
-
-    The range follows the end snapshot's parents back to the start: ``from_snapshot_exclusive``
-    (the start's own changes are not included; the start may be expired) or
-    ``from_snapshot_inclusive`` (they are); without a start, the end's whole ancestry. The end is
-    ``to_snapshot`` or the current snapshot. Rows are read with the table's current schema.
-    """
-
-    from_snapshot_id: int | None = None
-    from_inclusive: bool = False
-    to_snapshot_id: int | None = None
-
-    # ---- builder -----------------------------------------------------------------------------
-
-    def from_snapshot_inclusive(self, snapshot: int | str) -> Self:
-        """Start at this snapshot (an id, or a tag or branch name), its own changes included.
-
-        Raises:
-            NoSuchSnapshotError: the table has no such snapshot.
-        """
-        snapshot_id = self._snapshot_id(snapshot, "start snapshot")
-        return replace(self, from_snapshot_id=snapshot_id, from_inclusive=True)
-
-    def from_snapshot_exclusive(self, snapshot: int | str) -> Self:
-        """Start after this snapshot (an id, or a tag or branch name). The id may be of an
-        expired snapshot, as long as it is the parent of one of the end snapshot's ancestors."""
-        snapshot_id = snapshot if isinstance(snapshot, int) else self._snapshot_id(snapshot, "start snapshot")
-        return replace(self, from_snapshot_id=snapshot_id, from_inclusive=False)
-
-    def to_snapshot(self, snapshot: int | str) -> Self:
-        """End at this snapshot, included (an id, or a tag or branch name); default: current.
-
-        Raises:
-            NoSuchSnapshotError: the table has no such snapshot.
-        """
-        return replace(self, to_snapshot_id=self._snapshot_id(snapshot, "end snapshot"))
-
-    def _snapshot_id(self, snapshot: int | str, what: str) -> int:
-        metadata = self.table.metadata
-        if isinstance(snapshot, str):
-            found = metadata.snapshot_by_name(snapshot)
-            if found is None:
-                raise NoSuchSnapshotError(
-                    f"table {self.table.name()} has no branch or tag '{snapshot}' ({what})"
-                )
-            return found.snapshot_id
-        if metadata.snapshot_by_id(snapshot) is None:
-            raise NoSuchSnapshotError(f"table {self.table.name()} has no snapshot {snapshot} ({what})")
-        return snapshot
-
-    def _range(self) -> tuple[int | None, int] | None:
-        """``(from exclusive, to inclusive)``, validated; None for an empty table without bounds.
-
-        Raises:
-            NoSuchSnapshotError: no end snapshot is set and the table has no current snapshot
-                while a start is set.
-            SnapshotNotAncestorError: the start is not in the end snapshot's history.
-        """
-        return resolve_range(
-            self.table.metadata,
-            from_snapshot_id=self.from_snapshot_id,
-            from_inclusive=self.from_inclusive,
-            to_snapshot_id=self.to_snapshot_id,
-            table_name=self.table.name(),
-        )
+def union_columns(selected: tuple[str, ...], needed: list[str]) -> list[str]:
+    if "*" in selected:
+        return ["*"]
+    return list(selected) + [name for name in needed if name not in selected]
 
 
-@dataclass(frozen=True)
-class IncrementalAppendScan(_IncrementalScan):
-    """``table.new_incremental_append_scan()``: the data files ``append`` snapshots added after
-    a start snapshot, up to an end snapshot (Java's ``IncrementalAppendScan``).
-
-    The range is set as for every incremental scan (see ``_IncrementalScan``).
-    ``overwrite``, ``replace`` and ``delete`` snapshots in the range contribute nothing. Files
-    are read with the table's current schema and, as in Java, without applying delete files:
-    the rows as they were appended.
-    """
-
-    # ---- what the scan reads -----------------------------------------------------------------
-
-    def snapshots(self) -> list[Snapshot]:
-        """The append snapshots whose files the scan reads, oldest first.
-
-        Raises:
-            NoSuchSnapshotError: no end snapshot is set and the table has no current snapshot
-                while a start is set.
-            SnapshotNotAncestorError: the start is not in the end snapshot's history.
-        """
-        bounds = self._range()
-        if bounds is None:
-            return []
-        return list(reversed(appends_between(self.table.metadata, *bounds)))
-
-    # ---- planning ----------------------------------------------------------------------------
-
-    def plan_files(self) -> list[FileScanTask]:
-        """One task per data file the range's appends added that may hold matching rows
-        (oldest snapshot first), with its residual and no delete files."""
-        snapshots = self.snapshots()
-        if not snapshots:
-            return []
-        return plan_appended_files(
-            self.table.io(),
-            self.table.metadata,
-            list(reversed(snapshots)),
-            self.row_filter,
-            schema=self._table_schema(),
-            case_sensitive=self.is_case_sensitive,
-            column_stats=self._column_stats_ids(),
-        )
-
-
-@dataclass(frozen=True)
-class IncrementalChangelogScan(_IncrementalScan):
-    """``table.new_incremental_changelog_scan()``: the rows each snapshot of a range inserted
-    and deleted (Java's ``IncrementalChangelogScan``, with row-level deletes: position deletes,
-    deletion vectors and equality deletes).
-
-    The range is set as for every incremental scan (see ``_IncrementalScan``); ``replace``
-    snapshots (compactions) change no rows and are skipped; the others get change ordinals 0,
-    1, ... oldest first. ``plan_files()`` gives the changelog tasks
-    (:class:`~icefloe.scan.AddedRowsScanTask`, :class:`~icefloe.scan.DeletedDataFileScanTask`,
-    :class:`~icefloe.scan.DeletedRowsScanTask`) in ordinal order; see
-    :mod:`icefloe.scan.changelog` for what each holds.
-
-    The outputs (``to_arrow()``, ``to_batches()``, ...) hold the selected columns and
-    ``_change_type`` (``INSERT`` / ``DELETE``, or ``UPDATE_BEFORE`` / ``UPDATE_AFTER`` with
-    ``compute_updates``), ``_change_ordinal`` (int32) and ``_commit_snapshot_id`` (int64), in
-    ordinal order. As Java's scan (and Spark's ``changes`` table), a copy-on-write commit shows
-    the unchanged rows of the files it rewrote as a DELETE and an INSERT; ``remove_carryovers()``
-    drops those pairs (Spark's ``create_changelog_view`` does by default).
-    """
-
-    carryovers_removed: bool = False
-    update_columns: tuple[str, ...] | None = None
-
-    # ---- builder -----------------------------------------------------------------------------
-
-    def remove_carryovers(self, value: bool = True) -> Self:
-        """Drop the DELETE / INSERT pairs of one commit whose rows are equal in every column
-        (rows a copy-on-write commit rewrote unchanged). Reading then compares whole rows: the
-        table's columns are all read, whatever the selection."""
-        return replace(self, carryovers_removed=value)
-
-    def compute_updates(self, *identifier_columns: str) -> Self:
-        """Pair the DELETE and the INSERT of one commit with the same values of
-        ``identifier_columns`` (default: the schema's identifier fields) into an
-        ``UPDATE_BEFORE`` and an ``UPDATE_AFTER`` row (Spark's ``create_changelog_view`` with
-        ``compute_updates``); carry-overs are removed first. Reading fails with a
-        ValidationError when one commit changes several rows with the same identifier.
-
-        Raises:
-            ValidationError: no columns given and the schema has no identifier fields, or a
-                column the schema does not have.
-        """
-        if len(identifier_columns) == 1 and isinstance(identifier_columns[0], (list, tuple)):
-            identifier_columns = tuple(identifier_columns[0])
-        schema = self._table_schema()
-        if not identifier_columns:
-            identifier_columns = tuple(schema.identifier_field_names())
-            if not identifier_columns:
-                raise ValidationError(
-                    f"table {self.table.name()} has no identifier fields: name the columns that "
-                    "identify a row to compute updates"
-                )
-        for name in identifier_columns:
-            column = schema.field(name, case_sensitive=self.is_case_sensitive)  # raises for an unknown one
-            parent = schema.parent_id(column.field_id)
-            while parent is not None:
-                if not isinstance(schema.field(parent).field_type, StructType):
-                    raise ValidationError(
-                        f"identifier column '{name}' is inside a list or map; compute updates by "
-                        "top-level columns or fields of structs"
-                    )
-                parent = schema.parent_id(parent)
-        return replace(self, carryovers_removed=True, update_columns=tuple(identifier_columns))
-
-    # ---- what the scan reads -----------------------------------------------------------------
-
-    def snapshots(self) -> list[Snapshot]:
-        """The snapshots whose changes the scan reads, oldest first (a snapshot's index is its
-        change ordinal): the range without its ``replace`` snapshots.
-
-        Raises:
-            NoSuchSnapshotError: no end snapshot is set and the table has no current snapshot
-                while a start is set.
-            SnapshotNotAncestorError: the start is not in the end snapshot's history.
-        """
-        bounds = self._range()
-        if bounds is None:
-            return []
-        return changelog_snapshots(self.table.metadata, *bounds)
-
-    def arrow_schema(self) -> pa.Schema:
-        """The Arrow schema of the rows: the selected columns and the three change columns."""
-        return changelog_arrow_schema(self.schema())
-
-    # ---- planning ----------------------------------------------------------------------------
-
-    def plan_files(self) -> list[ChangelogScanTask]:  # type: ignore[override]
-        """The changelog tasks of the range, in change ordinal order (within one ordinal the
-        deletes first), with their residuals."""
-        snapshots = self.snapshots()
-        if not snapshots:
-            return []
-        return plan_changelog(
-            self.table.io(),
-            self.table.metadata,
-            snapshots,
-            self.row_filter,
-            schema=self._table_schema(),
-            case_sensitive=self.is_case_sensitive,
-            column_stats=self._column_stats_ids(),
-        )
-
-    def plan_tasks(self) -> list[CombinedScanTask]:
-        """Not supported: changelog tasks are not split or grouped (read ``plan_files()``)."""
-        raise UnsupportedFeatureError(
-            "a changelog scan plans no task groups: read its tasks from plan_files()"
-        )
-
-    # ---- reading -----------------------------------------------------------------------------
-
-    def to_batches(
-        self, *, batch_size: int | None = None, dictionary_columns: bool | Iterable[str] = False
-    ) -> Iterator[pa.RecordBatch]:
-        """Stream the changed rows as Arrow record batches, in change ordinal order. Memory
-        stays bounded by a batch; with ``remove_carryovers()`` or ``compute_updates()``, by the
-        changes of one commit. (``dictionary_columns`` is not supported here.)"""
-        _no_dictionaries(dictionary_columns)
-        table_schema = self._table_schema()
-        output_schema = self.arrow_schema()
-        needed = referenced_columns(self.row_filter, table_schema, case_sensitive=self.is_case_sensitive)
-        whole_rows = self.carryovers_removed or self.update_columns is not None
-        columns = ["*"] if whole_rows else _union(self.selected, needed)
-        read_schema = table_schema.select(*columns, case_sensitive=self.is_case_sensitive)
-        batches = read_changelog(
-            self.table.io(),
-            self.table.metadata,
-            self.plan_files(),
-            read_schema,
-            case_sensitive=self.is_case_sensitive,
-            batch_size=batch_size,
-        )
-        if whole_rows:
-            batches = self._per_commit(batches, read_schema, batch_size)
-        for batch in batches:
-            yield batch if batch.schema == output_schema else _project_batch(batch, output_schema)
-
-    def _per_commit(
-        self, batches: Iterator[pa.RecordBatch], read_schema: Schema, batch_size: int | None
-    ) -> Iterator[pa.RecordBatch]:
-        """The batches of each commit together, carry-overs removed and updates computed."""
-        data_columns = [f.name for f in read_schema.fields]
-        schema = changelog_arrow_schema(read_schema)
-        identifier = None
-        if self.update_columns is not None:
-            identifier = {}
-            for name in self.update_columns:
-                field = read_schema.field(name, case_sensitive=self.is_case_sensitive)
-                identifier[name] = index_path(read_schema, field.field_id)
-        for _, group in itertools.groupby(batches, key=_ordinal):
-            changes = remove_carryovers(pa.Table.from_batches(list(group), schema=schema), data_columns)
-            if identifier is not None:
-                changes = compute_updates(changes, identifier)
-            yield from changes.to_batches(max_chunksize=batch_size)
-
-    def to_arrow(self, *, dictionary_columns: bool | Iterable[str] = False) -> pa.Table:
-        """All changed rows as one Arrow table."""
-        _no_dictionaries(dictionary_columns)
-        return pa.Table.from_batches(list(self.to_batches()), schema=self.arrow_schema())
-
-    def count(self) -> int:
-        """The number of changed rows."""
-        return sum(batch.num_rows for batch in self.to_batches())
-
-
-def _no_dictionaries(dictionary_columns: bool | Iterable[str]) -> None:
-    if dictionary_columns is not False and dictionary_columns != ():
-        raise UnsupportedFeatureError("a changelog scan returns no dictionary-encoded columns")
-
-
-def _ordinal(batch: pa.RecordBatch) -> int:
-    value: int = batch.column(CHANGE_ORDINAL)[0].as_py()
-    return value
-
-
-def _project_batch(batch: pa.RecordBatch, output_schema: pa.Schema) -> pa.RecordBatch:
+def project_batch(batch: pa.RecordBatch, output_schema: pa.Schema) -> pa.RecordBatch:
     """The output columns of a batch read with extra columns for the filter. A struct read with
     extra children (``select("s.a")`` filtered on ``s.b``) is cast to the output's children:
     a struct cast keeps the named children, by name."""
@@ -676,9 +401,3 @@ def _project_batch(batch: pa.RecordBatch, output_schema: pa.Schema) -> pa.Record
             column = column.cast(out_field.type)
         columns.append(column)
     return pa.RecordBatch.from_arrays(columns, schema=output_schema)
-
-
-def _union(selected: tuple[str, ...], needed: list[str]) -> list[str]:
-    if "*" in selected:
-        return ["*"]
-    return list(selected) + [name for name in needed if name not in selected]

@@ -10,7 +10,8 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from icefloe.errors import NoSuchSnapshotError
+from icefloe.errors import NoSuchSnapshotError, UnsupportedFeatureError
+from icefloe.expressions.model import Expression
 from icefloe.io import FileIO
 from icefloe.io.encryption import (
     EncryptingFileIO,
@@ -20,6 +21,7 @@ from icefloe.io.encryption import (
     create_encryption_manager,
 )
 from icefloe.io.locations import LocationProvider, load_location_provider
+from icefloe.scan.tasks import FileScanTask
 from icefloe.spec.encryption import is_encrypted
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
@@ -28,12 +30,14 @@ from icefloe.spec.sorting import SortOrder
 from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.factories import OperationFactories
+from icefloe.table.incremental_scan import IncrementalAppendScan, IncrementalChangelogScan
 from icefloe.table.inspect import MetadataTables
 from icefloe.table.operation import TableOperations
+from icefloe.table.remote_planning import SCAN_PLANNING_MODE, PlanRequest, plan_on_server
 from icefloe.table.rows.add_files import add_files
 from icefloe.table.rows.append_data import append_data
 from icefloe.table.rows.conveniences import RowConveniences
-from icefloe.table.scan import BatchScan, IncrementalAppendScan, IncrementalChangelogScan, TableScan
+from icefloe.table.scan import BatchScan, TableScan
 from icefloe.table.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -278,6 +282,28 @@ class Table(OperationFactories, RowConveniences):
         return scan
 
     # ---- operations --------------------------------------------------------------------------
+
+    def plan_remotely(
+        self, request: PlanRequest, schema: Schema, row_filter: Expression, mode: str | None
+    ) -> list[FileScanTask] | None:
+        """Tasks planned by the catalog's server when ``mode`` (the scan option ``planning``)
+        or, when it is unset, the catalog property ``scan-planning-mode`` says ``server``; None
+        to plan in this process.
+
+        Raises:
+            UnsupportedFeatureError: ``planning=server`` and the catalog's server does not plan.
+        """
+        backend = self._backend
+        wanted = mode or (backend.properties.get(SCAN_PLANNING_MODE) if backend is not None else None)
+        if wanted != "server":
+            return None
+        if backend is None or not getattr(backend, "serves_planning", False):
+            if mode == "server":
+                raise UnsupportedFeatureError(
+                    f"the catalog of table {self.name()} does not plan scans on a server"
+                )
+            return None
+        return plan_on_server(backend, self._identifier, self._metadata, request, schema, row_filter)
 
     def new_transaction(self) -> Transaction:
         """A transaction: operations created from it commit together (``commit_transaction()``)."""

@@ -19,11 +19,11 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from icefloe.backends import CatalogBackend, LoadedTable
+from icefloe.backends import CatalogBackend, LoadedTable, TableCommit
 from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,
@@ -53,7 +53,7 @@ from icefloe.table.rows.add_files import stage_add_files
 from icefloe.table.rows.append_data import append_data
 from icefloe.table.rows.conveniences import RowConveniences
 
-__all__ = ["TableDefinition", "Transaction"]
+__all__ = ["TableDefinition", "Transaction", "commit_transactions"]
 
 log = logging.getLogger(__name__)
 
@@ -202,55 +202,37 @@ class Transaction(OperationFactories, RowConveniences):
             CommitFailedException: the retries ran out; nothing was committed.
             CommitStateUnknownException: the outcome is unknown; nothing was cleaned up.
         """
+        commit_transactions([self])
+
+    # ---- the steps commit_transactions() drives ------------------------------------------------
+
+    def _start(self) -> bool:
+        """Mark the transaction committed; False when it has nothing to commit."""
         if self._done:
             raise ValidationError("this transaction was already committed")
         self._done = True
-        if not self._staged and self._definition is None:
-            return
+        return bool(self._staged) or self._definition is not None
+
+    def _retry_options(self) -> CommitRetryOptions:
+        return CommitRetryOptions.from_properties(self._current.properties)
+
+    def _request(self) -> TableCommit:
+        """This transaction's commit as the catalog takes it."""
         table = self._table
-        try:
-            retry = CommitRetryOptions.from_properties(self._current.properties)
-        except ValidationError:
-            # A malformed commit.retry.* property: nothing reached the catalog, so the files
-            # the staged operations wrote would be orphans.
-            self._abort_all()
-            raise
-        started = time.monotonic()
-        attempt = 0
-        base, base_location = self._base, self._base_location
-        while True:
-            updates, requirements = _combine(
-                self._changes, defining=self._defining if self._definition else None
-            )
-            try:
-                loaded = table._backend.commit_table(  # type: ignore[union-attr]
-                    table.identifier_tuple,
-                    LoadedTable(table.identifier_tuple, base_location, base) if base_location else None,
-                    requirements,
-                    updates,
-                )
-                break
-            except CommitFailedException as exc:
-                attempt += 1
-                elapsed_ms = (time.monotonic() - started) * 1000
-                if attempt > retry.num_retries or elapsed_ms > retry.total_timeout_ms:
-                    self._abort_all()
-                    raise
-                log.info(
-                    "commit to %s failed (%s); retry %d of %d", table.name(), exc, attempt, retry.num_retries
-                )
-                time.sleep(retry.wait_ms(attempt) / 1000)
-                base, base_location = self._reapply()
-            except CommitStateUnknownException:
-                raise
-            except Exception:
-                # ValidationException, NoSuchTableError (dropped meanwhile), ValidationError, a
-                # failed read: the catalog turns every uncertain swap outcome into
-                # CommitStateUnknownException, so anything else means nothing was committed and
-                # the files written for this commit would be orphans.
-                self._abort_all()
-                raise
-        table._set_state(loaded.metadata, loaded.metadata_location)
+        updates, requirements = _combine(self._changes, defining=self._defining if self._definition else None)
+        base = (
+            LoadedTable(table.identifier_tuple, self._base_location, self._base)
+            if self._base_location
+            else None
+        )
+        return TableCommit(table.identifier_tuple, base, requirements, updates)
+
+    def _rebase(self) -> None:
+        """After a conflict: reload and re-apply (see ``_reapply``)."""
+        self._base, self._base_location = self._reapply()
+
+    def _finish(self, loaded: LoadedTable) -> None:
+        self._table._set_state(loaded.metadata, loaded.metadata_location)
         for operation, changes in zip(self._staged, self._changes):
             operation._after_commit(changes)
 
@@ -300,6 +282,90 @@ class Transaction(OperationFactories, RowConveniences):
                 operation._abort()
             except Exception:  # cleanup must never hide the commit's own error
                 log.warning("could not clean up after failed commit of %s", operation, exc_info=True)
+
+
+def commit_transactions(transactions: Sequence[Transaction]) -> None:
+    """Commit several transactions as one atomic change of their tables (one table: its
+    ``commit_table``; several: the backend's ``commit_tables``), retrying on conflicts.
+
+    On ``CommitFailedException`` every transaction reloads its table and re-applies its
+    operations, and all are tried together again, under the first table's ``commit.retry.*``
+    properties. The cleanup rules of ``commit_transaction`` hold for each.
+
+    Raises:
+        ValidationError: the transactions are not on distinct tables of one catalog, or one
+            was already committed.
+        ValidationException, CommitFailedException, CommitStateUnknownException: as
+            ``commit_transaction``.
+    """
+    if not transactions:
+        return
+    backends = {id(t._table._backend) for t in transactions}
+    if len(backends) != 1:
+        raise ValidationError("a multi-table commit needs transactions on tables of one catalog")
+    names = [t._table.identifier_tuple for t in transactions]
+    if len(set(names)) != len(names):
+        raise ValidationError("a multi-table commit needs one transaction per table")
+    active = [t for t in [*transactions] if t._start()]
+    if not active:
+        return
+    try:
+        retry = active[0]._retry_options()
+        for transaction in active[1:]:
+            transaction._retry_options()  # a malformed property fails before anything is sent
+    except ValidationError:
+        # Nothing reached the catalog: the files the staged operations wrote would be orphans.
+        _abort(active)
+        raise
+    backend = active[0]._table._backend
+    assert backend is not None
+    started = time.monotonic()
+    attempt = 0
+    while True:
+        commits = [t._request() for t in active]
+        try:
+            if len(commits) == 1:
+                c = commits[0]
+                loaded = [backend.commit_table(c.identifier, c.base, c.requirements, c.updates)]
+            else:
+                loaded = backend.commit_tables(commits)
+            break
+        except CommitFailedException as exc:
+            attempt += 1
+            elapsed_ms = (time.monotonic() - started) * 1000
+            if attempt > retry.num_retries or elapsed_ms > retry.total_timeout_ms:
+                _abort(active)
+                raise
+            log.info(
+                "commit to %s failed (%s); retry %d of %d",
+                ", ".join(t._table.name() for t in active),
+                exc,
+                attempt,
+                retry.num_retries,
+            )
+            time.sleep(retry.wait_ms(attempt) / 1000)
+            try:
+                for transaction in active:
+                    transaction._rebase()
+            except BaseException:
+                _abort(active)
+                raise
+        except CommitStateUnknownException:
+            raise
+        except Exception:
+            # ValidationException, NoSuchTableError (dropped meanwhile), ValidationError, a
+            # failed read: the catalog turns every uncertain swap outcome into
+            # CommitStateUnknownException, so anything else means nothing was committed and
+            # the files written for this commit would be orphans.
+            _abort(active)
+            raise
+    for transaction, result in zip(active, loaded):
+        transaction._finish(result)
+
+
+def _abort(transactions: Sequence[Transaction]) -> None:
+    for transaction in transactions:
+        transaction._abort_all()
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,6 +196,20 @@ class JavaEngine(_Engine):
         self.spark.conf.set(f"{prefix}.cache-enabled", "false")
         return name
 
+    def op_rest_catalog(self, uri: str, name: str | None = None, credential: str | None = None) -> str:
+        """A catalog named NAME (``r1``, ``r2``... by default) on the REST server at URI."""
+        if name is None:
+            self.catalogs += 1
+            name = f"r{self.catalogs}"
+        prefix = f"spark.sql.catalog.{name}"
+        self.spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
+        self.spark.conf.set(f"{prefix}.type", "rest")
+        self.spark.conf.set(f"{prefix}.uri", uri)
+        self.spark.conf.set(f"{prefix}.cache-enabled", "false")
+        if credential:
+            self.spark.conf.set(f"{prefix}.credential", credential)
+        return name
+
     def op_sql(self, statements: list[str], sort: bool = True) -> dict:
         last = None
         for statement in statements:
@@ -315,6 +329,25 @@ class DuckDBEngine(_Engine):
 
     def versions(self) -> dict[str, str]:
         return {**super().versions(), "duckdb": self.duckdb.__version__}
+
+    def op_rest_attach(self, endpoint: str, name: str, httpfs: str) -> str:
+        """ATTACH the REST catalog at ENDPOINT as NAME; HTTPFS is the folder of the httpfs
+        extension (the iceberg extension needs it for REST catalogs)."""
+        if not getattr(self, "httpfs_loaded", False):
+            files = sorted(
+                os.path.join(root, f)
+                for root, _, fs in os.walk(httpfs)
+                for f in fs
+                if f.endswith(".duckdb_extension")
+            )
+            if not files:
+                raise RuntimeError(f"no httpfs .duckdb_extension file under {httpfs}")
+            self.con.execute(f"LOAD {_sql_str(files[0])}")
+            self.httpfs_loaded = True
+        self.con.execute(
+            f"ATTACH 'warehouse' AS {name} (TYPE iceberg, ENDPOINT {_sql_str(endpoint)}, AUTHORIZATION_TYPE 'none')"
+        )
+        return name
 
     def namespace(self) -> dict[str, Any]:
         return {**super().namespace(), "duckdb": self.duckdb, "con": self.con}

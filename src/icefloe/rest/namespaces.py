@@ -1,0 +1,86 @@
+"""Handlers of the namespace routes (and metrics and credentials, which need nothing else)."""
+
+from __future__ import annotations
+
+from icefloe.backends import parse_namespace
+from icefloe.rest.errors import HttpProblem
+from icefloe.rest.routing import NAMESPACE_SEPARATOR, Call, Reply
+from icefloe.rest.service import CatalogService, json_reply
+from icefloe.serde._reader import JsonReader
+from icefloe.serde.rest_json import read_metrics_report, read_namespace_levels
+
+__all__ = [
+    "create_namespace",
+    "drop_namespace",
+    "list_namespaces",
+    "load_credentials",
+    "load_namespace",
+    "namespace_exists",
+    "report_metrics",
+    "update_namespace",
+]
+
+
+def list_namespaces(service: CatalogService, call: Call) -> Reply:
+    parent_text = call.query.get("parent")
+    parent = parse_namespace(tuple(parent_text.split(NAMESPACE_SEPARATOR))) if parent_text else ()
+    if parent:
+        call.principal.check_namespace(parent)
+    names = [ns for ns in service.backend.list_namespaces(parent) if call.principal.sees(ns)]
+    page, token = service.page(call, sorted(names))
+    return json_reply({"namespaces": [list(ns) for ns in page], "next-page-token": token})
+
+
+def create_namespace(service: CatalogService, call: Call) -> Reply:
+    r = JsonReader("request body", "CreateNamespaceRequest")
+    body = r.obj(call.json("CreateNamespaceRequest"), "")
+    namespace = parse_namespace(read_namespace_levels(r, body, "namespace", ""))
+    properties = r.str_map(body, "properties", "")
+    call.principal.check_namespace(namespace)
+    service.backend.create_namespace(namespace, properties)
+    return json_reply({"namespace": list(namespace), "properties": properties})
+
+
+def load_namespace(service: CatalogService, call: Call) -> Reply:
+    properties = service.backend.load_namespace_properties(call.namespace)
+    return json_reply({"namespace": list(call.namespace), "properties": properties})
+
+
+def namespace_exists(service: CatalogService, call: Call) -> Reply:
+    if not service.backend.namespace_exists(call.namespace):
+        service.backend.load_namespace_properties(call.namespace)  # raises NoSuchNamespaceError
+    return Reply(204)
+
+
+def drop_namespace(service: CatalogService, call: Call) -> Reply:
+    service.backend.drop_namespace(call.namespace)
+    return Reply(204)
+
+
+def update_namespace(service: CatalogService, call: Call) -> Reply:
+    r = JsonReader("request body", "UpdateNamespacePropertiesRequest")
+    body = r.obj(call.json("UpdateNamespacePropertiesRequest"), "")
+    removals = r.str_list(body, "removals", "", required=False) or []
+    updates = r.str_map(body, "updates", "")
+    both = sorted(set(removals) & set(updates))
+    if both:
+        raise HttpProblem(
+            422, "UnprocessableEntityException", f"properties {both} are both removed and updated"
+        )
+    summary = service.backend.update_namespace_properties(call.namespace, removals, updates)
+    return json_reply(
+        {"updated": list(summary.updated), "removed": list(summary.removed), "missing": list(summary.missing)}
+    )
+
+
+def report_metrics(service: CatalogService, call: Call) -> Reply:
+    read_metrics_report(call.json("ReportMetricsRequest"))
+    service.backend.current_metadata_location(call.identifier())  # validates the identifier
+    return Reply(204)
+
+
+def load_credentials(service: CatalogService, call: Call) -> Reply:
+    if service.backend.current_metadata_location(call.identifier()) is None:
+        service.backend.load_table(call.identifier())  # raises NoSuchTableError
+    # A local or unmanaged warehouse: the client's own credentials apply; nothing to vend.
+    return json_reply({"storage-credentials": []})

@@ -1,0 +1,185 @@
+"""Handlers of the table routes and of ``/transactions/commit``.
+
+A commit is the backend's ``commit_table``: requirements checked against the metadata current
+at the swap, updates applied by ``MetadataBuilder``, a new metadata file, a conditional pointer
+swap. A swap lost to a concurrent commit is retried here while the requirements still hold
+(Java's ``CatalogHandlers`` does the same); a failed requirement is the client's 409.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from icefloe.backends import LoadedTable, TableCommit, parse_identifier
+from icefloe.errors import CommitFailedException, NoSuchTableError, RequirementFailedError
+from icefloe.rest.errors import HttpProblem
+from icefloe.rest.routing import Call, Reply
+from icefloe.rest.service import CatalogService, json_reply
+from icefloe.serde._reader import JsonReader
+from icefloe.serde.rest_json import (
+    LoadTableResult,
+    identifier_to_json,
+    read_commit_table_request,
+    read_commit_transaction_request,
+    read_create_table_request,
+    read_identifier,
+)
+from icefloe.spec.partitioning import UNPARTITIONED_SPEC
+from icefloe.spec.sorting import UNSORTED_SORT_ORDER
+
+__all__ = [
+    "commit_table",
+    "commit_transaction",
+    "create_table",
+    "drop_table",
+    "list_tables",
+    "load_table",
+    "register_table",
+    "rename_table",
+    "table_exists",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+#: Commits retried here after losing the pointer swap (Java's COMMIT_NUM_RETRIES_DEFAULT).
+SWAP_RETRIES = 4
+
+
+def _retrying(commit: Callable[[], T]) -> T:
+    for attempt in range(SWAP_RETRIES + 1):
+        try:
+            return commit()
+        except RequirementFailedError:
+            raise
+        except CommitFailedException:
+            if attempt == SWAP_RETRIES:
+                raise
+            log.info("a commit lost its pointer swap; retrying (%d)", attempt + 1)
+    raise AssertionError("unreachable")
+
+
+def list_tables(service: CatalogService, call: Call) -> Reply:
+    names = service.backend.list_tables(call.namespace)
+    page, token = service.page(call, sorted(names))
+    return json_reply({"identifiers": [identifier_to_json(i) for i in page], "next-page-token": token})
+
+
+def create_table(service: CatalogService, call: Call) -> Reply:
+    request = read_create_table_request(call.json("CreateTableRequest"))
+    ident = parse_identifier((*call.namespace, request.name))
+    if request.location is not None:
+        service.check_location(request.location, "table location")
+    service.check_properties(request.properties, "table property")
+    spec = request.spec or UNPARTITIONED_SPEC
+    order = request.write_order or UNSORTED_SORT_ORDER
+    location = request.location.rstrip("/") if request.location else None
+    if request.stage_create:
+        metadata = service.backend.stage_create(
+            ident, request.schema, spec, order, location, request.properties
+        )
+        service.check_location(metadata.location, "table location")
+        return json_reply(LoadTableResult(None, metadata).to_json())
+    loaded = service.backend.create_new_table(
+        ident, request.schema, spec, order, location, request.properties
+    )
+    return Reply(200, service.commit_document(loaded))
+
+
+def load_table(service: CatalogService, call: Call) -> Reply:
+    snapshots = call.query.get("snapshots", "all") or "all"
+    if snapshots not in ("all", "refs"):
+        raise HttpProblem(400, "BadRequestException", f"snapshots must be 'all' or 'refs', not {snapshots!r}")
+    location, document = service.load_table_document(call.identifier(), snapshots)
+    etag = service.etag(location, snapshots)
+    if call.headers.get("if-none-match") == etag:
+        return Reply(304, headers={"ETag": etag})
+    return Reply(200, document, {"ETag": etag})
+
+
+def table_exists(service: CatalogService, call: Call) -> Reply:
+    if service.backend.current_metadata_location(call.identifier()) is None:
+        raise NoSuchTableError(f"table {service.describe(call.identifier())} does not exist")
+    return Reply(204)
+
+
+def commit_table(service: CatalogService, call: Call) -> Reply:
+    request = read_commit_table_request(call.json("CommitTableRequest"))
+    ident = call.identifier()
+    service.check_updates(request.updates, "commit")
+
+    def commit() -> LoadedTable:
+        base = service.cached_base(ident)
+        return service.backend.commit_table(ident, base, request.requirements, request.updates)
+
+    return Reply(200, service.commit_document(_retrying(commit)))
+
+
+def commit_transaction(service: CatalogService, call: Call) -> Reply:
+    changes = read_commit_transaction_request(call.json("CommitTransactionRequest"))
+    if not changes:
+        raise HttpProblem(400, "BadRequestException", "a transaction needs at least one table change")
+    commits = []
+    for change in changes:
+        assert change.identifier is not None
+        ident = parse_identifier(change.identifier)
+        service.check_namespace(call, ident)
+        call.principal.check_write(f"commit to {service.describe(ident)}")
+        service.check_updates(change.updates, f"commit to {service.describe(ident)}")
+        commits.append(TableCommit(ident, None, change.requirements, change.updates))
+
+    def commit() -> list[LoadedTable]:
+        if len(commits) == 1:
+            c = commits[0]
+            return [
+                service.backend.commit_table(
+                    c.identifier, service.cached_base(c.identifier), c.requirements, c.updates
+                )
+            ]
+        return service.backend.commit_tables(
+            [
+                TableCommit(c.identifier, service.cached_base(c.identifier), c.requirements, c.updates)
+                for c in commits
+            ]
+        )
+
+    for loaded in _retrying(commit):
+        service.remember(loaded)
+    return Reply(204)
+
+
+def drop_table(service: CatalogService, call: Call) -> Reply:
+    ident = call.identifier()
+    purge = call.query.get("purgeRequested", "false").lower() == "true"
+    loaded = service.backend.load_table(ident) if purge else None
+    service.backend.drop_table(ident, purge=False)
+    if loaded is not None:
+        # Only what lies under the table: its metadata could name any file.
+        service.backend.purge_files(loaded, within=loaded.metadata.location)
+    return Reply(204)
+
+
+def register_table(service: CatalogService, call: Call) -> Reply:
+    r = JsonReader("request body", "RegisterTableRequest")
+    body = r.obj(call.json("RegisterTableRequest"), "")
+    name = r.req_str(body, "name", "")
+    location = r.req_str(body, "metadata-location", "")
+    if body.get("overwrite") is True:
+        raise HttpProblem(406, "UnsupportedOperationException", "register with overwrite is not supported")
+    service.check_location(location, "metadata-location")
+    service.check_location(service.metadata_at(location).location, "the registered table's location")
+    loaded = service.backend.register_table((*call.namespace, name), location)
+    return Reply(200, service.commit_document(loaded))
+
+
+def rename_table(service: CatalogService, call: Call) -> Reply:
+    r = JsonReader("request body", "RenameTableRequest")
+    body = r.obj(call.json("RenameTableRequest"), "")
+    source = parse_identifier(read_identifier(r, body.get("source"), "source"))
+    destination = parse_identifier(read_identifier(r, body.get("destination"), "destination"))
+    service.check_namespace(call, source)
+    service.check_namespace(call, destination)
+    service.backend.rename_table(source, destination)
+    return Reply(204)
