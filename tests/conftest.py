@@ -13,7 +13,8 @@ Keep this light: it loads for every test run.
 
 - ``spark``: one Spark session for the whole test run (starting one costs seconds), bound to
   127.0.0.1. ``ICEFLOE_SPARK_MASTER`` picks the master: ``local[2]`` by default,
-  ``local-cluster[2,1,1024]`` for separate executor JVMs and Python workers.
+  ``local-cluster[2,1,1024]`` for separate executor JVMs and Python workers;
+  ``ICEFLOE_SPARK_CONNECT=1`` makes it a Spark Connect session (a local Connect server).
 
 - ``moto_endpoint``: a real S3 API (moto's server) on 127.0.0.1, one process for the session,
   started on first use; ``s3_properties``: Iceberg properties pointing at it, with a fresh
@@ -69,7 +70,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def spark() -> Iterator[object]:
     from icefloe.spark import local_session  # PySpark loads only for the tests that use Spark
 
-    session = local_session(os.environ.get("ICEFLOE_SPARK_MASTER", "local[2]"), app_name="icefloe-tests")
+    session = local_session(
+        os.environ.get("ICEFLOE_SPARK_MASTER", "local[2]"),
+        app_name="icefloe-tests",
+        connect=os.environ.get("ICEFLOE_SPARK_CONNECT", "") == "1",
+    )
     try:
         yield session
     finally:

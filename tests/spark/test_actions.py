@@ -32,6 +32,7 @@ def _rows(table: Table) -> list[tuple[object, ...]]:
     return sorted(tuple(r.values()) for r in table.new_scan().to_arrow().to_pylist())
 
 
+@pytest.mark.every_session
 @pytest.mark.parametrize("version", [2, 3])
 def test_binpack_compacts_and_applies_deletes(spark: object, catalog: Catalog, version: int) -> None:
     table = _small_files(catalog, version)

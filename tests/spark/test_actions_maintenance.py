@@ -78,6 +78,7 @@ def _live_files(table: Table) -> set[str]:
 # ---- expire_snapshots ---------------------------------------------------------------------------
 
 
+@pytest.mark.every_session
 def test_expire_deletes_in_tasks_and_counts_by_kind(spark: SparkSession, catalog: Catalog) -> None:
     table = _table(catalog, "expire")
     table.delete("id IN (1, 2, 3)")  # position deletes
@@ -197,6 +198,7 @@ def test_remove_orphan_files(spark: SparkSession, catalog: Catalog) -> None:
     assert isp.actions.remove_orphan_files(spark, table, older_than=cutoff).orphan_file_locations == []
 
 
+@pytest.mark.every_session
 def test_remove_orphan_files_distributed_listing(spark: SparkSession, catalog: Catalog) -> None:
     # More partition directories than the driver lists itself: the rest is listed in tasks.
     table = catalog.create_table("db.many", SCHEMA, partition_by=["id"], properties={"format-version": "2"})
@@ -283,6 +285,7 @@ def test_remove_orphan_files_prefix_mismatch_modes(
 # ---- rewrite_manifests --------------------------------------------------------------------------
 
 
+@pytest.mark.every_session
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_rewrite_manifests_clusters_by_partition(spark: SparkSession, catalog: Catalog, version: int) -> None:
     table = _table(catalog, f"manifests_v{version}", version=version, batches=6)
@@ -386,6 +389,7 @@ def _position_deletes(table: Table) -> list[tuple[ContentFile, int | None]]:
     return found
 
 
+@pytest.mark.every_session
 def test_rewrite_position_deletes_compacts_and_drops_dangling(spark: SparkSession, catalog: Catalog) -> None:
     table = _table(catalog, "posdeletes", batches=3)
     for i in (1, 2, 3, 4, 5, 11, 12, 21):

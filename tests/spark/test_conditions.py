@@ -23,7 +23,6 @@ from icefloe.expressions import Expression, not_
 from icefloe.expressions.model import AlwaysTrue
 from icefloe.spark.rows.conditions import merge_target_filter, table_condition
 
-pytestmark = pytest.mark.driver_side
 UTC = dt.UTC
 SCHEMA = pa.schema(
     [

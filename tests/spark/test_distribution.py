@@ -52,6 +52,7 @@ def test_hash_writes_one_file_per_partition(spark: Any, catalog: Catalog, writer
     assert sum(t.file.record_count for t in table.new_scan().plan_files()) == 3000
 
 
+@pytest.mark.every_session
 def test_bucket_partitions_cluster_through_icefloes_transform(spark: Any, catalog: Catalog) -> None:
     table = catalog.create_table("db.buckets", SCHEMA, partition_by=["bucket(4, id)"])
     isp.write(_batch(spark), table)
@@ -76,6 +77,7 @@ def test_none_keeps_the_tasks_and_the_session_overrides(spark: Any, catalog: Cat
         isp.write(_batch(spark), table)
 
 
+@pytest.mark.every_session
 def test_sorted_tables_range_distribute(spark: Any, catalog: Catalog) -> None:
     table = catalog.create_table(
         "db.sorted",

@@ -88,6 +88,7 @@ def typed_table(catalog: Catalog) -> Table:
     return table
 
 
+@pytest.mark.every_session
 def test_reads_every_type(spark: object, typed_table: Table) -> None:
     rows = _same(spark, typed_table)
     assert len(rows) == 300
@@ -205,6 +206,7 @@ def test_reported_paths_match_spark(spark: object, tmp_path: object) -> None:
     assert got == reported_path(path)
 
 
+@pytest.mark.every_session
 @pytest.mark.parametrize("version", [2, 3])
 def test_merge_on_read_deletes(spark: object, catalog: Catalog, version: int) -> None:
     table = catalog.create_table(
@@ -222,6 +224,7 @@ def test_merge_on_read_deletes(spark: object, catalog: Catalog, version: int) ->
     _same(spark, table, filter="id > 100")
 
 
+@pytest.mark.every_session
 def test_equality_deletes(spark: object, catalog: Catalog) -> None:
     from icefloe.write import write_equality_deletes
 
@@ -256,6 +259,7 @@ def test_equality_deletes(spark: object, catalog: Catalog) -> None:
     assert 3 not in ids and 100 in ids and 0 not in ids and 5 in ids
 
 
+@pytest.mark.every_session
 def test_time_travel_and_incremental(spark: object, catalog: Catalog) -> None:
     table = catalog.create_table("db.tt", pa.schema([pa.field("id", pa.int64())]))
     table.append(pa.table({"id": [1]}))

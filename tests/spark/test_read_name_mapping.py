@@ -78,6 +78,7 @@ def test_files_without_ids_read_by_name(spark: object, imported: Table) -> None:
     _same(spark, imported, filter="point.x > 10", columns=["id", "attrs"])
 
 
+@pytest.mark.every_session
 def test_renames_added_columns_and_deletes_over_files_without_ids(spark: object, imported: Table) -> None:
     (
         imported.update_schema()

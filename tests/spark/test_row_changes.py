@@ -50,6 +50,7 @@ def _delete_kinds(table: Table) -> set[tuple[object, object]]:
     return {(d.content, d.file_format) for t in table.new_scan().plan_files() for d in t.deletes}
 
 
+@pytest.mark.every_session
 @pytest.mark.parametrize("version", [2, 3])
 @pytest.mark.parametrize("mode", MODES)
 def test_delete(spark: object, catalog: Catalog, version: int, mode: str) -> None:
@@ -70,6 +71,7 @@ def test_delete(spark: object, catalog: Catalog, version: int, mode: str) -> Non
     assert sorted(spark_rows(isp.read(spark, table))) == _rows(table)
 
 
+@pytest.mark.every_session
 @pytest.mark.parametrize("version", [2, 3])
 @pytest.mark.parametrize("mode", MODES)
 def test_update(spark: object, catalog: Catalog, version: int, mode: str) -> None:
@@ -86,6 +88,7 @@ def test_update(spark: object, catalog: Catalog, version: int, mode: str) -> Non
         isp.update(spark, table, set={"nope": "1"})
 
 
+@pytest.mark.every_session
 @pytest.mark.parametrize("version", [2, 3])
 @pytest.mark.parametrize("mode", MODES)
 def test_merge_into(spark: object, catalog: Catalog, version: int, mode: str) -> None:
@@ -119,6 +122,7 @@ def test_merge_into(spark: object, catalog: Catalog, version: int, mode: str) ->
     assert sorted(spark_rows(isp.read(spark, table))) == expected
 
 
+@pytest.mark.every_session
 def test_merge_rejects_a_target_row_matched_twice(spark: object, catalog: Catalog) -> None:
     table = _table(catalog, 2, "merge-on-read")
     before = table.current_snapshot().snapshot_id
@@ -212,7 +216,6 @@ def _merge_model(rows: list[tuple], source: list[tuple], kinds: tuple[str, ...])
     return sorted(result)
 
 
-@pytest.mark.driver_side
 @pytest.mark.parametrize(
     "kinds",
     [

@@ -50,6 +50,7 @@ def _objects(s3_properties: dict[str, str], prefix: str) -> list[str]:
     return sorted(item["Key"] for item in listed.get("Contents", []) if not item["Key"].endswith("/"))
 
 
+@pytest.mark.every_session
 def test_spark_writes_and_reads_a_table_on_s3(
     spark: Any, s3_catalog: icefloe.Catalog, s3_properties: dict[str, str]
 ) -> None:
@@ -80,6 +81,7 @@ def test_spark_writes_and_reads_a_table_on_s3(
         isp.read(spark, table).collect()
 
 
+@pytest.mark.every_session
 def test_failed_spark_write_to_s3_leaves_no_objects(
     spark: Any, s3_catalog: icefloe.Catalog, s3_properties: dict[str, str]
 ) -> None:

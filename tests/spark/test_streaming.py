@@ -54,6 +54,7 @@ def _drain(
     return spark_rows(spark.read.parquet(str(sink))) if any(sink.glob("*.parquet")) else []
 
 
+@pytest.mark.every_session
 def test_stream_reads_appends_across_triggers(spark: Any, catalog: Catalog, tmp_path: Path) -> None:
     table = catalog.create_table("db.src", _SCHEMA)
     table.append(_rows([1, 2]))
@@ -105,6 +106,7 @@ def _target(catalog: Catalog) -> Table:
     return catalog.create_table("db.dst", _SCHEMA)
 
 
+@pytest.mark.every_session
 def test_stream_write_commits_each_batch_once_across_restarts(
     spark: Any, catalog: Catalog, tmp_path: Path
 ) -> None:

@@ -30,6 +30,7 @@ def _committed_files(table: Table) -> set[str]:
     return {local_path(t.file.file_path) for t in table.new_scan().plan_files()}
 
 
+@pytest.mark.every_session
 def test_append_every_type_round_trips(spark: object, catalog: Catalog) -> None:
     table = catalog.create_table("db.all", ALL_TYPES, partition_by=["bucket(4, id)", "day(ts)"])
     source = _all_types_rows(150)
@@ -114,6 +115,7 @@ def test_missing_optional_columns_and_case(spark: object, catalog: Catalog) -> N
         isp.write(spark.createDataFrame([("x",)], "note string"), table)  # type: ignore[attr-defined]
 
 
+@pytest.mark.every_session
 def test_failed_job_commits_nothing_and_removes_its_files(spark: object, catalog: Catalog) -> None:
     from pyspark.sql import functions as F
 
@@ -137,6 +139,7 @@ def test_failed_job_commits_nothing_and_removes_its_files(spark: object, catalog
     assert _data_files_on_disk(table) == before_files
 
 
+@pytest.mark.every_session
 def test_rolls_files_and_sorts(spark: object, catalog: Catalog) -> None:
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("payload", pa.string())])
     table = catalog.create_table(
@@ -199,6 +202,7 @@ def test_nested_fields_match_by_name_not_position(spark: object, catalog: Catalo
         isp.write(bad, table)
 
 
+@pytest.mark.every_session
 @pytest.mark.parametrize("writer", ["icefloe", "spark"])
 def test_null_in_a_required_column_is_a_typed_error_on_the_driver(
     spark: object, catalog: Catalog, writer: str

@@ -75,6 +75,7 @@ def los_angeles(spark: Any) -> Iterator[None]:
         spark.conf.set("spark.sql.session.timeZone", before)
 
 
+@pytest.mark.every_session
 def test_flat_table_round_trips_through_sparks_writer(spark: Any, catalog: Catalog) -> None:
     table = catalog.create_table("db.flat", FLAT)
     source = _flat_rows(400)
@@ -153,6 +154,7 @@ def test_writer_choice_and_fallback(spark: Any, catalog: Catalog) -> None:
         isp.write(frame, forced)
 
 
+@pytest.mark.every_session
 def test_required_null_fails_and_leaves_nothing(spark: Any, catalog: Catalog) -> None:
     table = catalog.create_table("db.req", FLAT)
     data = Path(local_path(table.location())) / "data"
@@ -208,6 +210,7 @@ def test_empty_frame_writes_nothing(spark: Any, catalog: Catalog) -> None:
     assert not data.exists() or not any(data.rglob("*.parquet"))
 
 
+@pytest.mark.every_session
 @pytest.mark.parametrize("writer", ["spark", "icefloe"])
 def test_unknown_commit_outcome_keeps_the_files(spark: Any, warehouse: Path, writer: str) -> None:
     """The catalog takes the commit but its answer is lost: the files may be (and here are)

@@ -26,3 +26,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and value != value:
         return "NaN"  # NaN != NaN would make equal rows differ
     return value
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (its DataFrames are analysed lazily, on the
+    server, each time they run)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")

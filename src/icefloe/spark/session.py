@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -22,7 +23,11 @@ def configure_reads(spark: SparkSession) -> None:
 
 
 def local_session(
-    master: str = "local[2]", app_name: str = "icefloe", config: dict[str, str] | None = None
+    master: str = "local[2]",
+    app_name: str = "icefloe",
+    config: dict[str, str] | None = None,
+    *,
+    connect: bool = False,
 ) -> SparkSession:
     """A Spark session bound to 127.0.0.1, its Python workers on this interpreter.
 
@@ -31,22 +36,40 @@ def local_session(
             executor processes.
         app_name: the application name.
         config: more Spark settings.
+        connect: a Spark Connect session: PySpark starts a local Spark Connect server with
+            ``master`` and connects to it (PySpark's ``connect`` extra). icefloe needs nothing
+            installed on the server.
     """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-    )
-    for key, value in {**_READ_SETTINGS, **(config or {})}.items():
+    server = {  # settings of the driver (and of a local Connect server's driver)
+        "spark.app.name": app_name,
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+    }
+    session = {  # SQL settings of the session
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        **_READ_SETTINGS,
+    }
+    for key, value in (config or {}).items():
+        (session if key.startswith("spark.sql.") else server)[key] = value
+    if connect:
+        # PySpark starts the local server with these (a Connect session may only set SQL
+        # settings: the others would warn that they cannot be modified).
+        os.environ["PYSPARK_REMOTE_INIT_CONF_LEN"] = "1"
+        os.environ["PYSPARK_REMOTE_INIT_CONF_0"] = json.dumps(server)
+        builder = SparkSession.builder.remote(master)
+        settings = session
+    else:
+        builder = SparkSession.builder.master(master)
+        settings = {**server, **session}
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if not connect:  # a Connect session has no SparkContext; its server logs on its own
+        spark.sparkContext.setLogLevel("ERROR")
     return spark

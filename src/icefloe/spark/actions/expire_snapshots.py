@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 
 from icefloe.errors import ValidationError
 from icefloe.io import FileIO
+from icefloe.spark.jobs import map_in_tasks
 from icefloe.spark.tables import resolve_table
 from icefloe.table.maintenance.expire_snapshots import DeleteSummary
 from icefloe.table.maintenance.options import to_millis
@@ -175,15 +176,13 @@ def delete_in_tasks(
         return []
     if parallelism is not None and parallelism < 1:
         raise ValidationError(f"parallelism must be at least 1, not {parallelism}")
-    slices = parallelism or spark.sparkContext.defaultParallelism
-    slices = max(1, min(len(paths), slices))
 
-    def delete(part: Iterable[str]) -> Iterator[str]:
+    def delete(part: list[str]) -> Iterator[str]:
         for path in part:
             if not _delete_one(io, path):
                 yield path
 
-    return spark.sparkContext.parallelize(list(paths), slices).mapPartitions(delete).collect()
+    return map_in_tasks(spark, list(paths), delete, slices=parallelism)
 
 
 def _delete_one(io: FileIO, path: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pyarrow.fs as pafs
@@ -22,6 +22,8 @@ from icefloe.io.encryption import manifest_list_keys
 from icefloe.manifests import read_manifest_list
 from icefloe.manifests.reader import manifest_records, read_manifest_bytes
 from icefloe.spark.actions.expire_snapshots import delete_in_tasks
+from icefloe.spark.jobs import map_in_tasks
+from icefloe.spark.jobs import parallelism as jobs_parallelism
 from icefloe.spark.tables import resolve_table
 from icefloe.spec.manifest import ManifestFile
 from icefloe.spec.snapshots import Snapshot
@@ -95,7 +97,7 @@ def remove_orphan_files(
     )
     root = strip_trailing_slash(location if location is not None else metadata.location)
     io = resolved.io()
-    slices = parallelism or spark.sparkContext.defaultParallelism
+    slices = parallelism or jobs_parallelism(spark)
 
     started = time.perf_counter()
     reachable = _reachable(spark, io, metadata, resolved.metadata_location, slices)
@@ -131,12 +133,11 @@ def _reachable(
     snapshots = list(metadata.snapshots)
     if not snapshots:
         return paths
-    context = spark.sparkContext
 
     # An encrypted table's list keys, opened here: the executors need no KMS.
     list_keys = manifest_list_keys(io, snapshots)
 
-    def manifests_of(part: Iterable[Snapshot]) -> Iterator[ManifestFile]:
+    def manifests_of(part: list[Snapshot]) -> Iterator[ManifestFile]:
         for snapshot in part:
             if snapshot.manifest_list:
                 yield from read_manifest_list(
@@ -145,15 +146,11 @@ def _reachable(
             else:  # an old v1 snapshot listing its manifests inline
                 yield from snapshot.all_manifests(io)
 
-    listed = (
-        context.parallelize(snapshots, max(1, min(len(snapshots), slices)))
-        .mapPartitions(manifests_of)
-        .collect()
-    )
+    listed = map_in_tasks(spark, snapshots, manifests_of, slices=slices)
     manifests = list({m.manifest_path: m for m in listed}.values())
     paths.update(m.manifest_path for m in manifests)
 
-    def files_of(part: Iterable[ManifestFile]) -> Iterator[str]:
+    def files_of(part: list[ManifestFile]) -> Iterator[str]:
         for manifest in part:
             layout, blocks = manifest_records(read_manifest_bytes(io, manifest), manifest.manifest_path)
             n_file, n_path = layout.data_file, layout.file_path
@@ -162,13 +159,7 @@ def _reachable(
                     yield record[n_file][n_path]
 
     if manifests:
-        files = (
-            context.parallelize(manifests, max(1, min(len(manifests), slices)))
-            .mapPartitions(files_of)
-            .distinct()
-            .collect()
-        )
-        paths.update(files)
+        paths.update(map_in_tasks(spark, manifests, files_of, slices=slices))
     return paths
 
 
@@ -209,7 +200,7 @@ def _list(
     if not pending:
         return files
 
-    def list_below(part: Iterable[str]) -> Iterator[tuple[str, int | None]]:
+    def list_below(part: list[str]) -> Iterator[tuple[str, int | None]]:
         task_fs, task_base = io.arrow_filesystem(root)
         task_base = task_base.rstrip("/")
         for relative in part:
@@ -224,10 +215,7 @@ def _list(
                     continue
                 yield (f"{root}/{relative}/{inner}", _mtime(info))
 
-    listed = spark.sparkContext.parallelize(pending, max(1, min(len(pending), slices))).mapPartitions(
-        list_below
-    )
-    files.extend(listed.collect())
+    files.extend(map_in_tasks(spark, pending, list_below, slices=slices))
     return files
 
 

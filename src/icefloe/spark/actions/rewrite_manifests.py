@@ -16,15 +16,16 @@ from __future__ import annotations
 import pickle
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
+import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from icefloe.io import FileIO, metadata_location
 from icefloe.manifests import ManifestWriter, read_manifest
-from icefloe.spark.jobs import removed_unless_committed
+from icefloe.spark.jobs import frame_in_tasks, removed_unless_committed, tagged, task_attempt
 from icefloe.spark.tables import resolve_table
+from icefloe.spec.conversions import sortable_tuple
 from icefloe.spec.manifest import ManifestContent, ManifestEntry, ManifestFile
 from icefloe.spec.properties import (
     AVRO_COMPRESSION,
@@ -32,7 +33,6 @@ from icefloe.spec.properties import (
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.maintenance.manifest_compaction import plan_manifest_rewrite
 from icefloe.table.maintenance.results import RewriteManifestsResult
-from icefloe.table.maintenance.rewrite_manifests import partition_order
 from icefloe.table.table import Table
 
 __all__ = ["RewriteManifestsResult", "rewrite_manifests"]
@@ -122,19 +122,24 @@ def _write_manifests(
     prefix = f"optimized-m-{uuid.uuid4()}"
     location = metadata.location
     properties = dict(metadata.properties)
-    context = spark.sparkContext
 
-    def entries(part: Iterable[ManifestFile]) -> Iterator[tuple[Any, bytes]]:
+    def entries(part: list[ManifestFile]) -> Iterator[pa.RecordBatch]:
+        keys, rows = [], []
         for manifest in part:
             for entry in read_manifest(io, manifest, partition_type=partition_type):
                 if entry.is_live:
-                    yield partition_order(entry.data_file.partition), pickle.dumps(entry)
+                    keys.append(sortable_tuple(partition_type, entry.data_file.partition))
+                    rows.append(pickle.dumps(entry))
+        if rows:
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(keys, pa.binary()), pa.array(rows, pa.binary())], ["key", "entry"]
+            )
 
-    def write(index: int, part: Iterable[tuple[Any, bytes]]) -> Iterator[bytes]:
-        rows = [pickle.loads(data) for _, data in part]
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = [pickle.loads(data) for batch in batches for data in batch.column(1).to_pylist()]
         if not rows:
             return
-        path = metadata_location(location, properties, f"{prefix}-{index}.avro")
+        path = metadata_location(location, properties, f"{prefix}-{task_attempt().partition_id}.avro")
         # A retried task (its executor was lost after the write) finds the file of the earlier
         # attempt: the name belongs to this job alone and nothing references it yet.
         io.delete_quietly([path])
@@ -154,24 +159,27 @@ def _write_manifests(
         except BaseException:
             io.delete_quietly([path])
             raise
-        yield pickle.dumps(writer.to_manifest_file())
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([pickle.dumps(writer.to_manifest_file())], pa.binary())], ["manifest"]
+        )
 
-    source = context.parallelize(manifests, max(1, min(len(manifests), context.defaultParallelism)))
-    keyed = source.mapPartitions(entries)
+    keyed = frame_in_tasks(spark, manifests, entries, "key binary, entry binary")
     if spec.fields:
-        # Range partitioning on the partition values: each output holds a contiguous range.
-        clustered = keyed.sortBy(lambda row: row[0], numPartitions=outputs)
+        # Range partitioning on the partition values (their order-preserving bytes): each
+        # output manifest holds a contiguous range, so partition summaries prune well.
+        clustered = keyed.repartitionByRange(outputs, "key").sortWithinPartitions("key")
     else:
         clustered = keyed.repartition(outputs)
     try:
-        rows = clustered.mapPartitionsWithIndex(write).collect()
+        with tagged(spark, "rewrite-manifests"):
+            rows = clustered.mapInArrow(write, "manifest binary").toArrow()
     except BaseException:
         # Tasks that finished wrote manifests nobody will commit: they have known names.
         io.delete_quietly(
             [metadata_location(location, properties, f"{prefix}-{i}.avro") for i in range(outputs)]
         )
         raise
-    return [pickle.loads(row) for row in rows]
+    return [pickle.loads(blob) for blob in rows.column(0).to_pylist()]
 
 
 def _existing(writer: ManifestWriter, entry: ManifestEntry) -> None:

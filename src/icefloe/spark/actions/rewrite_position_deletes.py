@@ -19,14 +19,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
-from pyspark.taskcontext import TaskContext
 
 from icefloe.arrow.reader import read_position_deletes
 from icefloe.expressions import Expression
 from icefloe.io import FileIO
-from icefloe.spark.jobs import delete_paths, job_group, removed_unless_committed, wait_for_tasks
+from icefloe.spark.jobs import (
+    JobOutput,
+    any_retried,
+    parallelism,
+    removed_unless_committed,
+    speculative,
+    tagged,
+    task_attempt,
+)
 from icefloe.spark.tables import resolve_table
-from icefloe.spark.write.frames import PathList, job_files
 from icefloe.spec.manifest import DeleteFile, ManifestFile
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.maintenance.delete_compaction import (
@@ -115,8 +121,7 @@ def _rewrite(
     Raises:
         Any error of the job, after deleting the files its finished tasks wrote.
     """
-    context = spark.sparkContext
-    parallelism = context.defaultParallelism
+    parallel = parallelism(spark)
     inputs = [(g, f.file_path, f.key_metadata) for g, group in enumerate(groups) for f in group.files]
     skip = frozenset(with_vectors)
 
@@ -154,12 +159,11 @@ def _rewrite(
     schema = metadata.schema()
     specs = metadata.specs_by_id()
     sort_order = metadata.sort_order()
-    written = context.accumulator([], PathList())
+    job = JobOutput(io, metadata, operation_id)
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        context = TaskContext.get()
-        partition_id = context.partitionId() if context else 0
-        attempt = context.taskAttemptId() if context else 0
+        task = task_attempt()
+        partition_id, attempt = task.partition_id, task.attempt_id
         received = list(batches)
         if not received:
             return
@@ -197,11 +201,12 @@ def _rewrite(
                 io.delete_quietly(sorted({f.file_path for _, f in files}))
                 raise
             files.extend((g, f) for f in new)
-        written.add(sorted({f.file_path for _, f in files}))
-        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], names=["files"])
+        job.seal(sorted({f.file_path for _, f in files}))
+        report = pickle.dumps((task.attempt_number, files))
+        yield pa.RecordBatch.from_arrays([pa.array([report], pa.binary())], names=["files"])
 
     def indexes(count: int) -> Any:
-        slices = max(1, min(count, parallelism * 2))
+        slices = max(1, min(count, parallel * 2))
         return spark.createDataFrame([(i,) for i in range(count)], "i int").repartition(slices)
 
     deletes = indexes(len(inputs)).mapInArrow(read, "g int, file_path string, pos long")
@@ -211,21 +216,18 @@ def _rewrite(
     else:
         deletes = deletes.limit(0)
     total = sum(f.file_size_in_bytes for g in groups for f in g.files)
-    outputs = max(1, min(len(groups), max(parallelism, math.ceil(total / max(target, 1)))))
-    group = f"icefloe-rewrite-deletes-{operation_id}"
+    outputs = max(1, min(len(groups), max(parallel, math.ceil(total / max(target, 1)))))
     try:
-        with job_group(context, group, "icefloe rewrite_position_deletes"):
+        with tagged(spark, "rewrite-position-deletes"):
             rows = deletes.repartition(outputs, "g").mapInArrow(write, "files binary").collect()
     except BaseException:
-        # As isp.write: wait for the tasks Spark is killing, then delete what finished tasks
-        # reported and every file named with this job's id (killed tasks report nothing).
-        wait_for_tasks(context, group)
-        delete_paths(io, [*written.value, *job_files(io, metadata, operation_id)])
+        job.fail()  # as isp.write: every file named with this job's id goes
         raise
-    added = [pair for row in rows for pair in pickle.loads(row[0])]
+    reports: list[tuple[int, list[tuple[int, DeleteFile]]]] = [pickle.loads(row[0]) for row in rows]
+    added = [pair for _, pairs in reports for pair in pairs]
+    retried = any_retried(attempt for attempt, _ in reports) or speculative(spark)
 
     def cleanup(committed: Any) -> None:
-        keep = set(committed)
-        delete_paths(io, [p for p in written.value if p not in keep])
+        job.keep_only(committed, [f.file_path for _, f in added], retried=retried)
 
     return added, cleanup

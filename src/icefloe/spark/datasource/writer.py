@@ -31,10 +31,10 @@ from pyspark.sql import types as st
 
 from icefloe.errors import ValidationError
 from icefloe.io import load_file_io
-from icefloe.io.locations import metadata_location
 from icefloe.spark.datasource.common import TableRef
+from icefloe.spark.jobs import JobOutput, delete_paths
 from icefloe.spark.types import to_spark_type
-from icefloe.spark.write.frames import commit_files, job_files, write_task_files
+from icefloe.spark.write.frames import commit_files, write_task_files
 from icefloe.spec import types as it
 from icefloe.spec.manifest import DataFile
 from icefloe.spec.schema import Schema
@@ -80,41 +80,24 @@ class _TaskWriter:
         self._renames = check_columns(spark_schema, table.metadata.schema())
         self._branch = branch
         self._write_id = str(uuid.uuid4())
+        self._job = JobOutput(self._io, self._metadata, self._write_id)
 
     def _write_batches(self, batches: Iterator[pa.RecordBatch]) -> FilesMessage:
         renamed = (_rename(batch, self._renames) for batch in batches)
         files = write_task_files(self._io, self._metadata, renamed, operation_id=self._write_id)
-        if files and self._io.exists(self._abort_marker()):
-            # The job was aborted while this task ran: abort may have listed the data folder
-            # before these files existed, so they are this task's to delete.
-            self._io.delete_quietly([f.file_path for f in files])
-            raise RuntimeError(f"write {self._write_id} was aborted; this task's files were removed")
+        # The job may have been aborted while this task ran (abort's listing may have missed
+        # these files): then they are this task's to delete.
+        self._job.seal([f.file_path for f in files])
         return FilesMessage(tuple(files))
 
-    def _abort_marker(self) -> str:
-        """A file whose existence tells late tasks that the job was aborted. It lives with the
-        metadata (not hidden), so ``remove_orphan_files`` removes it in time."""
-        return metadata_location(
-            self._metadata.location, self._metadata.properties, f"icefloe-aborted-{self._write_id}.marker"
-        )
-
     def _delete(self, files: list[DataFile], *, listed: bool = False) -> None:
-        """Delete ``files``; with ``listed``, also every file under the table's data location
-        named with this write's id (tasks that finished when the job failed are not in the
-        messages Spark passes to ``abort``)."""
-        paths = {f.file_path for f in files}
+        """Delete ``files``; with ``listed``, also every file named with this write's id
+        (tasks that finished when the job failed are not in the messages Spark passes to
+        ``abort``; Spark calls abort while tasks it is killing may still be writing)."""
         if listed:
-            # Spark calls abort while tasks it is killing may still be writing. The marker comes
-            # first: a task that finishes later sees it and deletes its own files; one that
-            # finished earlier has its files in the listing below.
-            try:
-                with self._io.new_output(self._abort_marker()).create(overwrite=True) as stream:
-                    stream.write(b"aborted\n")
-            except Exception:  # best effort: the listing still runs
-                pass
-            paths.update(job_files(self._io, self._metadata, self._write_id))
-        if paths:
-            self._io.delete_quietly(sorted(paths))
+            self._job.fail([f.file_path for f in files])
+        else:
+            delete_paths(self._io, sorted({f.file_path for f in files}))
 
     def _history(self, table: Table) -> list[Mapping[str, str]]:
         """The summaries of the branch's snapshots, newest first."""

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from icefloe.io import FileIO
 from icefloe.scan._deletes import PositionDeletes
 from icefloe.scan.tasks import FileScanTask
+from icefloe.spark.jobs import parallelism
 from icefloe.spark.paths import reported_path, spark_input_path
 from icefloe.spark.types import to_spark_schema, uuid_string
 from icefloe.spec import types as it
@@ -79,7 +80,7 @@ def _deleted_positions(spark: SparkSession, tasks: Sequence[FileScanTask], io: F
     ordered = sorted(range(len(tasks)), key=lambda i: tuple(d.file_path for d in tasks[i].deletes))
     tasks = [tasks[i] for i in ordered]
     reported = [reported_path(t.file.file_path) for t in tasks]
-    slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
+    slices = max(1, min(len(tasks), parallelism(spark) * 2))
 
     def positions(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         cache = PositionDeletes(io)

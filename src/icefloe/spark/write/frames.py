@@ -10,12 +10,10 @@ computes partitions with icefloe's transforms, rolls files at ``write.target-fil
 sorts by the table's sort order and measures Java's metrics from the footers. A task returns
 its files' descriptions; the driver commits them in one snapshot.
 
-Nothing is left behind by a failed job: a failing task deletes its own files, and the paths of
-every task that finished are gathered in an accumulator (merged on the driver even when the
-job fails later), so the driver deletes them when the job or the commit fails, and deletes the
-files of duplicate task attempts (retries, speculation) that the commit does not use. When the
-job fails, the driver first waits for the tasks Spark is killing to stop, then also deletes
-every file under the data location named with the job's id (a killed task reports nothing).
+Nothing is left behind by a failed job: a failing task deletes its own files; when the job
+fails, the driver deletes every file named with the job's id (``jobs.JobOutput``: tasks that
+finish later see its abort marker and delete theirs), and after a job whose tasks were retried,
+the files of lost attempts that the commit does not use.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark import AccumulatorParam
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.taskcontext import TaskContext
@@ -36,9 +33,16 @@ from icefloe.arrow.schema import to_requested_schema
 from icefloe.errors import ValidationError, ValidationException
 from icefloe.expressions import Expression, always_true
 from icefloe.io import FileIO
-from icefloe.io.locations import DefaultLocationProvider
 from icefloe.scan import plan_files
-from icefloe.spark.jobs import delete_paths, job_group, removed_unless_committed, task_error, wait_for_tasks
+from icefloe.spark.jobs import (
+    JobOutput,
+    any_retried,
+    removed_unless_committed,
+    speculative,
+    tagged,
+    task_attempt,
+    task_error,
+)
 from icefloe.spark.paths import reported_path
 from icefloe.spark.read.frames import FILE_COLUMN, read_tasks
 from icefloe.spark.rows.conditions import table_condition
@@ -58,10 +62,8 @@ from icefloe.write.parquet import file_name_prefix, write_data_files
 __all__ = [
     "MODES",
     "OverwriteScope",
-    "PathList",
     "commit_files",
     "conform_to_table",
-    "job_files",
     "overwrite_scope",
     "write",
     "write_data_frame",
@@ -72,18 +74,6 @@ __all__ = [
 #: partitions the new rows fall in.
 MODES = ("append", "overwrite", "overwrite-partitions")
 _DESCRIPTION = "file binary"
-
-
-class PathList(AccumulatorParam):  # type: ignore[type-arg]
-    """An accumulator of the paths Spark tasks wrote (merged on the driver as tasks finish,
-    even when the job fails later), for deleting what a failed job left."""
-
-    def zero(self, value: list[str]) -> list[str]:
-        return []
-
-    def addInPlace(self, value1: list[str], value2: list[str]) -> list[str]:
-        value1.extend(value2)
-        return value1
 
 
 def write(
@@ -281,44 +271,28 @@ def write_data_frame(
     operation_id = str(uuid.uuid4())
     if spark_writer_blocker(metadata) is None:
         return write_with_spark(prepared, metadata, io, operation_id)
-    context = df.sparkSession.sparkContext
-    written = context.accumulator([], PathList())
-    task = _writer_task(io, metadata, operation_id, written)
-    group = f"icefloe-write-{operation_id}"
+    spark = df.sparkSession
+    job = JobOutput(io, metadata, operation_id)
+    task = _writer_task(io, metadata, job)
     try:
-        with job_group(context, group):
+        with tagged(spark, "write"):
             rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
     except BaseException as exc:
-        # The job failed; tasks Spark is still killing may finish a file after this point,
-        # and killed tasks never report theirs. Wait for them to stop, then delete what the
-        # accumulator knows and every file named with this job's id.
-        wait_for_tasks(context, group)
-        delete_paths(io, [*written.value, *job_files(io, metadata, operation_id)])
+        # Finished tasks' reports are lost with the failed job: delete every file named with
+        # its id (tasks still finishing see the abort marker and delete their own).
+        job.fail()
         typed = task_error(exc)
         if typed is not None:
             raise typed from None  # the task's own error, not a worker traceback
         raise
-    files: list[DataFile] = [f for row in rows for f in pickle.loads(row[0])]
+    reports: list[tuple[int, list[DataFile]]] = [pickle.loads(row[0]) for row in rows]
+    files = [f for _, written in reports for f in written]
+    retried = any_retried(attempt for attempt, _ in reports) or speculative(spark)
 
     def cleanup(committed: Sequence[str]) -> None:
-        keep = set(committed)
-        delete_paths(io, [p for p in written.value if p not in keep])
+        job.keep_only(committed, [f.file_path for f in files], retried=retried)
 
     return files, cleanup
-
-
-def job_files(io: FileIO, metadata: TableMetadata, operation_id: str) -> list[str]:
-    """The files under the table's data location named with ``operation_id`` (best effort:
-    a listing that fails leaves only the accumulator's paths to delete)."""
-    data_location = DefaultLocationProvider.for_table(metadata.location, metadata.properties).data_location
-    try:
-        return [
-            info.location
-            for info in io.list_prefix(data_location)
-            if operation_id in info.location.rsplit("/", 1)[-1]
-        ]
-    except Exception:  # a missing folder, a store that cannot list
-        return []
 
 
 def conform_to_table(df: DataFrame, schema: Schema, keep: str | None = None) -> DataFrame:
@@ -352,11 +326,12 @@ def conform_to_table(df: DataFrame, schema: Schema, keep: str | None = None) -> 
     return df.select(*columns)
 
 
-def _writer_task(io: FileIO, metadata: TableMetadata, operation_id: str, written: Any) -> Any:
+def _writer_task(io: FileIO, metadata: TableMetadata, job: JobOutput) -> Any:
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        files = write_task_files(io, metadata, batches, operation_id=operation_id)
-        written.add([f.file_path for f in files])
-        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], names=["file"])
+        files = write_task_files(io, metadata, batches, operation_id=job.operation_id)
+        job.seal([f.file_path for f in files])
+        report = pickle.dumps((task_attempt().attempt_number, files))
+        yield pa.RecordBatch.from_arrays([pa.array([report], pa.binary())], names=["file"])
 
     return task
 

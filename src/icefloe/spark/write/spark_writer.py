@@ -47,7 +47,7 @@ from icefloe.errors import IcefloeError, UnsupportedFeatureError, ValidationErro
 from icefloe.io import FileIO, load_location_provider
 from icefloe.io.local import local_path
 from icefloe.io.locations import DefaultLocationProvider
-from icefloe.spark.jobs import delete_paths, job_group, wait_for_tasks
+from icefloe.spark.jobs import delete_paths, tagged, wait_until_gone
 from icefloe.spark.types import FIELD_ID_KEY, to_spark_type
 from icefloe.spark.write.spark_exprs import partition_group_columns, sort_columns
 from icefloe.spec import types as it
@@ -184,20 +184,18 @@ def write_with_spark(
     data_location = DefaultLocationProvider.for_table(metadata.location, metadata.properties).data_location
     staging = local_path(f"{data_location}/icefloe-staging-{operation_id}")
     frame, group_names = _frame(prepared, metadata)
-    writer = frame.write.mode("errorifexists")
+    writer = frame.write.mode("error")
     for key, value in _writer_options(options, _rows_per_file(metadata, options)).items():
         writer = writer.option(key, value)
     if group_names:
         writer = writer.partitionBy(*group_names)
     spark = prepared.sparkSession
-    context = spark.sparkContext
-    group = f"icefloe-write-{operation_id}"
     try:
-        with _SessionSettings(spark), job_group(context, group):
+        with _SessionSettings(spark), tagged(spark, "write"):
             writer.parquet(staging)
     except BaseException as exc:
-        wait_for_tasks(context, group)
-        shutil.rmtree(staging, ignore_errors=True)
+        # Tasks Spark is killing may still write into the staging folder for a moment.
+        wait_until_gone(lambda: _remove_folder(staging))
         found = _NULL_MESSAGE.search(str(exc))
         if found is not None:
             raise ValidationError(f"required column '{found.group(1)}' has null value(s)") from None
@@ -357,6 +355,14 @@ class _SessionSettings:
                     self.spark.conf.unset(name)
                 else:
                     self.spark.conf.set(name, value)
+
+
+def _remove_folder(path: str) -> bool:
+    """Remove the folder; whether there was one."""
+    if not os.path.exists(path):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True
 
 
 def _describe_and_move(

@@ -10,6 +10,7 @@ which only the JSON and Python forms support, are: list -> ``list``, map -> ``di
   writes them.
 - :func:`to_human_string`: Java's ``Transform.toHumanString`` (partition paths).
 - :func:`to_python` / :func:`from_python`: datetime / Decimal / UUID values for users.
+- :func:`sortable_bytes` / :func:`sortable_tuple`: bytes that sort as the values do.
 """
 
 from icefloe.spec.conversions._common import (
@@ -23,6 +24,7 @@ from icefloe.spec.conversions._common import (
 from icefloe.spec.conversions.binary import from_bytes, to_bytes
 from icefloe.spec.conversions.json import from_json, to_json
 from icefloe.spec.conversions.python import from_python, to_python
+from icefloe.spec.conversions.sortable import sortable_bytes, sortable_tuple
 from icefloe.spec.conversions.strings import to_human_string
 
 __all__ = [
@@ -34,6 +36,8 @@ __all__ = [
     "from_bytes",
     "from_json",
     "from_python",
+    "sortable_bytes",
+    "sortable_tuple",
     "to_bytes",
     "to_human_string",
     "to_json",
