@@ -50,6 +50,7 @@ def _python_rows(table: Any) -> dict[int, tuple[Any, ...]]:
 
 
 @pytest.mark.slow
+@pytest.mark.every_session
 def test_every_operation_on_an_encrypted_table(spark: Any, tmp_path: Path) -> None:
     catalog = encrypting_catalog("sql", tmp_path)
     table = catalog.create_table(

@@ -28,6 +28,7 @@ def _arrow_rows(table: pa.Table) -> list[str]:
     return sorted(repr(row) for row in table.to_pylist())
 
 
+@pytest.mark.every_session
 def test_metadata_tables_from_spark(spark: Any, warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # isp.read resolves identifiers in the default catalog (on the driver); the data source
     # runs in Spark's Python workers and takes the catalog as options.

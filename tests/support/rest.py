@@ -58,6 +58,7 @@ class ServerProcess:
         workers: uvicorn worker processes.
         auth_file: a JSON file of principals, or None.
         extra_env: more environment variables.
+        via_cli: start it as ``icefloe serve`` (the command line) instead.
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class ServerProcess:
         auth_file: Path | None = None,
         extra_env: Mapping[str, str] | None = None,
         log: Path | None = None,
+        via_cli: bool = False,
     ):
         self.warehouse = warehouse
         self.port = free_port()
@@ -79,7 +81,8 @@ class ServerProcess:
             "ICEFLOE_CATALOG__SERVED__WAREHOUSE": str(warehouse),
             **(extra_env or {}),
         }
-        args = [sys.executable, "-m", "icefloe.rest", "--catalog", "served", "--port", str(self.port)]
+        program = ["icefloe.cli", "serve"] if via_cli else ["icefloe.rest"]
+        args = [sys.executable, "-m", *program, "--catalog", "served", "--port", str(self.port)]
         args += ["--workers", str(workers)]
         if auth_file is not None:
             args += ["--auth", str(auth_file)]

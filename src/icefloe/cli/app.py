@@ -1,15 +1,15 @@
 """The ``icefloe`` command: global options, command groups, and the commands of ``look.py``,
-``change.py`` and ``maintain.py``.
+``change.py``, ``maintain.py`` and ``serve.py``.
 
-A command module exposes ``register(...)``; adding one (the REST catalog's ``serve`` comes
-with its issue) is a module with its commands and a line in :func:`build`.
+A command module exposes ``register(...)``; adding one is a module with its commands and a
+line in :func:`build`.
 """
 
 from typing import Annotated
 
 import typer
 
-from icefloe.cli import change, look, maintain
+from icefloe.cli import change, look, maintain, serve
 from icefloe.cli.change import key_values
 from icefloe.cli.output import JSON, TEXT, Output
 from icefloe.cli.session import Session, command
@@ -68,6 +68,7 @@ def build() -> typer.Typer:
     look.register(app, groups["properties"])
     change.register(app, groups)
     maintain.register(app)
+    serve.register(app)
     for name, group in groups.items():
         app.add_typer(group, name=name)
     return app

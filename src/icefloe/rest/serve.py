@@ -1,8 +1,7 @@
-"""Serving from the command line: ``python -m icefloe.rest [--catalog NAME] [--host 127.0.0.1]
-[--port 8181] [--workers N] [--auth FILE] [--prefix P] [--state-dir DIR]`` (``icefloe serve`` once
-the ``icefloe`` command has it).
+"""Serving from the command line: ``icefloe serve`` or ``python -m icefloe.rest [--catalog NAME]
+[--host 127.0.0.1] [--port 8181] [--workers N] [--auth FILE] [--prefix P] [--state-dir DIR]``.
 
-The catalog is ``load_catalog(NAME)`` (the embedded default when no name is given). ``--auth``
+The catalog is ``load_catalog(NAME, **properties)`` (the embedded default when no name is given). ``--auth``
 names a JSON file of principals (``{client_id: {"secret": ..., "read_only": ..., "namespaces":
 [...]}}``); without it the server refuses to listen on anything but a loopback address.
 Several workers share a state folder (idempotency keys, the token signing key): ``--state-dir``,
@@ -56,7 +55,7 @@ def _read_auth(path: str | None) -> dict[str, Any] | None:
 
 
 def _build(options: dict[str, Any]) -> Any:
-    catalog = load_catalog(options.get("catalog"))
+    catalog = load_catalog(options.get("catalog"), **options.get("catalog_properties", {}))
     return app(
         catalog,
         _read_auth(options.get("auth")),
@@ -73,6 +72,7 @@ def app_from_environment() -> Any:
 def serve(
     *,
     catalog: str | None = None,
+    catalog_properties: dict[str, str] | None = None,
     host: str = "127.0.0.1",
     port: int = 8181,
     workers: int = 1,
@@ -92,9 +92,15 @@ def serve(
             f"refusing to serve on {host} without --auth: only loopback hosts may go without it"
         )
     _read_auth(auth)  # fail before starting
-    options: dict[str, Any] = {"catalog": catalog, "auth": auth, "prefix": prefix, "state_dir": state_dir}
+    options: dict[str, Any] = {
+        "catalog": catalog,
+        "catalog_properties": dict(catalog_properties or {}),
+        "auth": auth,
+        "prefix": prefix,
+        "state_dir": state_dir,
+    }
     if workers > 1 and state_dir is None:
-        warehouse = load_catalog(catalog).backend.warehouse
+        warehouse = load_catalog(catalog, **options["catalog_properties"]).backend.warehouse
         if split_scheme(warehouse)[0] not in (None, "file"):
             raise ValidationError("several workers need --state-dir (a local folder they share)")
         options["state_dir"] = os.path.join(local_path(warehouse), ".icefloe-rest")
