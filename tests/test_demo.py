@@ -332,6 +332,25 @@ def test_fresh_starts_over_and_leaves_no_files_behind(rerun: Outcome, fresh: Out
         assert len(on_disk) == int(table.current_snapshot().summary["total-data-files"])  # type: ignore[union-attr]
 
 
+# ---- on Spark Connect ----------------------------------------------------------------------------
+
+
+def test_the_demo_runs_on_spark_connect(tmp_path: Path) -> None:
+    """``--connect``: the same pipeline on a Spark Connect session (a local Connect server)."""
+    proc = _command("--connect", "--days", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    outcome = _outcome(tmp_path / "warehouse", proc.stdout)
+    for section in SECTIONS:
+        assert section.replace("Load 2 daily batches", "Load 1 daily batch") in outcome.out
+    assert "on Spark Connect (local[2])" in outcome.section(2)
+    assert outcome.operations(data.ORDERS) == ["append", "overwrite", "delete", "append", "replace"]
+    assert outcome.operations(data.SALES) == ["append", "overwrite", "append"]
+    days = _days(data.FIRST_DAY, 2)
+    assert outcome.rows[data.ORDERS].num_rows == sum(data.orders_rows(d) for d in days) + 20 - int(
+        outcome.history[data.ORDERS][2]["summary"]["added-position-deletes"]
+    )
+
+
 # ---- failures: one line, exit status 1, before Spark starts -----------------------------------
 
 

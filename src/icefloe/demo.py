@@ -200,7 +200,9 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def run(warehouse: Path, *, fresh: bool, days: int, seed: int, master: str, out: Out) -> None:
+def run(
+    warehouse: Path, *, fresh: bool, days: int, seed: int, master: str, out: Out, connect: bool = False
+) -> None:
     started = time.perf_counter()
     out.line(out.bold(f"icefloe {icefloe.__version__} demo"))
     if importlib.util.find_spec("pyspark") is None:
@@ -219,16 +221,18 @@ def run(warehouse: Path, *, fresh: bool, days: int, seed: int, master: str, out:
         first = FIRST_DAY if latest is None else latest + dt.timedelta(days=1)
         batch_days = [first + dt.timedelta(days=i) for i in range(days)]
 
-        out.section(2, "Spark", f"icefloe.spark.local_session({master!r})")
+        how = f"{master!r}, connect=True" if connect else repr(master)
+        out.section(2, "Spark", f"icefloe.spark.local_session({how})")
         with contextlib.ExitStack() as stack:
             with out.step("started", "Spark") as step:
                 try:
-                    spark, created = stack.enter_context(quiet_session(master))
+                    spark, created = stack.enter_context(quiet_session(master, connect=connect))
                 except DemoError:
                     raise
                 except Exception as exc:  # no Java, a bad master: PySpark's own errors, many kinds
                     raise DemoError(f"cannot start Spark on {master}: {_first_line(exc)}") from None
-                step.what = f"{spark.version} on {spark.sparkContext.master}" + (
+                where = f"Spark Connect ({master})" if connect else spark.sparkContext.master
+                step.what = f"{spark.version} on {where}" + (
                     "" if created else " (the session already active in this process)"
                 )
             pipeline = Run(out, spark, orders, sales, seed)
@@ -287,6 +291,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=data.DEFAULT_SEED, help="seed of the generated data")
     parser.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master (default: {DEFAULT_MASTER})")
+    parser.add_argument(
+        "--connect",
+        action="store_true",
+        help="run on Spark Connect (a local Connect server on --master; PySpark's connect extra)",
+    )
     args = parser.parse_args(argv)
     if args.days < 2:
         parser.error("--days must be at least 2 (the last day comes after the schema change)")
@@ -302,6 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
                 master=args.master,
                 out=out,
+                connect=args.connect,
             )
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's final flush quiet too.

@@ -45,9 +45,10 @@ _NOISE = (
 
 
 @contextmanager
-def quiet_session(master: str) -> Iterator[tuple[SparkSession, bool]]:
+def quiet_session(master: str, *, connect: bool = False) -> Iterator[tuple[SparkSession, bool]]:
     """A Spark session on ``master`` bound to 127.0.0.1 (``icefloe.spark.local_session``), and
-    whether it was started here; a session started here is stopped at the end.
+    whether it was started here; a session started here is stopped at the end. With
+    ``connect``, a Spark Connect session (a local Connect server on ``master``).
 
     An active session (a notebook's, a test suite's) is used as it is: its master and logging
     stay its own.
@@ -70,7 +71,7 @@ def quiet_session(master: str) -> Iterator[tuple[SparkSession, bool]]:
         stderr = _JvmStderr()
         try:
             with stderr:
-                spark = local_session(master, app_name="icefloe-demo", config=settings)
+                spark = local_session(master, app_name="icefloe-demo", config=settings, connect=connect)
         except Exception as exc:  # PySpark's errors are of many kinds; the JVM said why
             raise DemoError(
                 f"cannot start Spark on {master}: {stderr.reason() or _first_line(exc)}"
