@@ -86,7 +86,7 @@ from icefloe import spark as isp  # noqa: E402
 from icefloe.io import local_path  # noqa: E402
 from icefloe.spark.paths import spark_input_path  # noqa: E402
 from icefloe.spark.types import to_spark_schema  # noqa: E402
-from icefloe.spark.write.spark_writer import WRITER_PROPERTY  # noqa: E402
+from icefloe.spec.properties import SPARK_WRITER as WRITER_PROPERTY  # noqa: E402
 from icefloe.write.options import ParquetWriteOptions  # noqa: E402
 
 GENERATOR_VERSION = 1  # bump when the columns or expressions change: the cached data is rebuilt
