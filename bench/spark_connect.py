@@ -41,7 +41,12 @@ CASES = ("write", "write (icefloe's writer)", "read")
 
 def run_kind(kind: str, rows: int, warehouse: Path, counter: list[int]) -> dict[str, float]:
     """One session of ``kind``: each case once; seconds per case."""
-    spark = isp.local_session("local[2]", connect=kind == "connect")
+    spark = isp.local_session(
+        "local[2]",
+        app_name="icefloe-bench-connect",
+        config={"spark.ui.showConsoleProgress": "false"},
+        connect=kind == "connect",
+    )
     catalog = icefloe.load_catalog(
         "bench", type="sql", uri=f"sqlite:///{warehouse}/catalog.db", warehouse=str(warehouse)
     )

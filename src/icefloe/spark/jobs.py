@@ -198,13 +198,22 @@ class JobOutput:
 
     def fail(self, reported: Sequence[str] = ()) -> None:
         """After the job failed: mark it, then delete ``reported`` and every file named with
-        the job's id."""
+        the job's id, listing again until nothing new shows up for a few seconds. Tasks that
+        finish late find the marker (:meth:`seal`); tasks Spark is killing may still create a
+        file for a moment, and nothing (on Spark Connect) can wait for them to stop."""
         try:
             with self.io.new_output(self.abort_marker).create(overwrite=True) as stream:
                 stream.write(b"aborted\n")
         except Exception:  # best effort: the listing below still runs
             pass
-        delete_paths(self.io, sorted({*reported, *self.listed()}))
+        delete_paths(self.io, sorted(set(reported)))
+
+        def remove_listed() -> bool:
+            found = self.listed()
+            delete_paths(self.io, found)
+            return bool(found)
+
+        wait_until_gone(remove_listed)
 
     def keep_only(self, committed: Iterable[str], written: Sequence[str], *, retried: bool) -> None:
         """After the job succeeded: delete ``written`` files not in ``committed``, and, when
