@@ -91,8 +91,8 @@ def _worker_main(conn: Connection, others: list[Connection]) -> None:
         except (EOFError, OSError):
             return
         try:
-            manifest, data = pickle.loads(message)
-            decoded, _ = decode_manifest(data, manifest)
+            manifest, data, summary = pickle.loads(message)
+            decoded, _ = decode_manifest(data, manifest, summary=summary)
             answer = pickle.dumps(("ok", decoded), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:
             # The planning process decodes it again and raises the error itself, as it
@@ -136,10 +136,10 @@ class DecodePool:
                 worker.process.kill()
 
     def decode(
-        self, jobs: list[tuple[ManifestFile, Callable[[], bytes]]], *, any_order: bool
+        self, jobs: list[tuple[ManifestFile, Callable[[], bytes]]], *, any_order: bool, summary: bool = False
     ) -> Iterator[tuple[DecodedManifest, HotValues | None]]:
         """Decode every job, yielding in job order. A job is a manifest and a function giving
-        its bytes (called in this thread).
+        its bytes (called in this thread). ``summary``: see ``decode_manifest``.
 
         Workers take jobs from the front. This thread, whenever the result it needs next is
         not back yet, decodes a job itself: from the back when ``any_order`` (the job's bytes
@@ -170,7 +170,7 @@ class DecodePool:
         def local(index: int, wanted: int = -1) -> None:
             manifest, fetch = jobs[index]
             data = data_of.pop(index, None)
-            decoded, hot = decode_manifest(fetch() if data is None else data, manifest)
+            decoded, hot = decode_manifest(fetch() if data is None else data, manifest, summary=summary)
             # The flat values save the consumer converting arrays back, but they are big: kept
             # only for a result about to be used, not for one decoded far ahead.
             results[index] = (decoded, hot if index <= wanted + _OUTSTANDING else None)
@@ -186,7 +186,7 @@ class DecodePool:
                     data_of[index] = data  # kept until answered: decoded here if the worker fails
                     try:
                         worker.conn.send_bytes(
-                            pickle.dumps((manifest, data), protocol=pickle.HIGHEST_PROTOCOL)
+                            pickle.dumps((manifest, data, summary), protocol=pickle.HIGHEST_PROTOCOL)
                         )
                     except (BrokenPipeError, OSError):
                         self.broken = True
@@ -288,10 +288,15 @@ def _pool(workers: int) -> DecodePool | None:
 
 
 def decode_all(
-    jobs: list[tuple[ManifestFile, Callable[[], bytes]]], *, workers: int, any_order: bool = False
+    jobs: list[tuple[ManifestFile, Callable[[], bytes]]],
+    *,
+    workers: int,
+    any_order: bool = False,
+    summary: bool = False,
 ) -> Iterator[tuple[DecodedManifest, HotValues | None]]:
     """Decode the jobs in order, with worker processes when there is enough to decode.
-    ``any_order``: the jobs' bytes may be fetched in any order (else in job order)."""
+    ``any_order``: the jobs' bytes may be fetched in any order (else in job order);
+    ``summary``: see ``decode_manifest``."""
     size = sum(manifest.manifest_length or 0 for manifest, _ in jobs)
     started = _POOL is not None and _POOL.pid == os.getpid() and not _POOL.broken
     threshold = PARALLEL_MIN_BYTES if started or _start_method() == "fork" else PARALLEL_MIN_BYTES_COLD_START
@@ -299,9 +304,9 @@ def decode_all(
     if pool is None or not pool.lock.acquire(blocking=False):
         # No pool, or another thread's plan is using it: decode here.
         for manifest, fetch in jobs:
-            yield decode_manifest(fetch(), manifest)
+            yield decode_manifest(fetch(), manifest, summary=summary)
         return
     try:
-        yield from pool.decode(jobs, any_order=any_order)
+        yield from pool.decode(jobs, any_order=any_order, summary=summary)
     finally:
         pool.lock.release()

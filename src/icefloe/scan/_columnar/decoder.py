@@ -310,11 +310,15 @@ class ManifestBuilder:
         return np.array(codes, dtype=np.int32), partitions
 
 
-def decode_manifest(data: bytes, manifest: ManifestFile) -> tuple[DecodedManifest, HotValues | None]:
+def decode_manifest(
+    data: bytes, manifest: ManifestFile, *, summary: bool = False
+) -> tuple[DecodedManifest, HotValues | None]:
     """Decode the manifest file ``data`` (the file of ``manifest``, its list row): natively
     into Arrow when the native decoder is installed and the file is worth it, else (or when
     it cannot) with fastavro. Returns the decoded manifest and, from fastavro's path, the flat
-    values of its metrics maps.
+    values of its metrics maps. ``summary``: only what a summary reads, when decoded natively
+    (``DecodedManifest.summary``); fastavro's path decodes everything (a complete manifest
+    serves a summary too).
 
     Raises:
         InvalidManifestError: the file is not a valid manifest, naming it.
@@ -326,7 +330,7 @@ def decode_manifest(data: bytes, manifest: ManifestFile) -> tuple[DecodedManifes
     batch, reason = native.decode(data, header, location)
     if batch is not None:
         try:
-            return decoded_from_arrow(batch, layout, manifest), None
+            return decoded_from_arrow(batch, layout, manifest, summary=summary), None
         except Unsupported as exc:
             reason = f"{location} ({exc})"
     builder = ManifestBuilder(layout, manifest)
