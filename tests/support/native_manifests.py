@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from icefloe.io import LocalFileIO
 from icefloe.manifests import _native, read_manifest, read_manifest_list
@@ -120,6 +121,9 @@ def assert_manifest_decodes_alike(
         builder.read(read_blocks(data, header, location, chunk=CHUNK))
         reference, _ = builder.finish()
         _assert_same_columns(native, reference, location)
+        # Decoded for a summary (the partitions table): the same columns, the rest left out.
+        summary = decoded_from_arrow(batch, layout, variant, summary=True)
+        _assert_same_columns(summary, reference, location, summary=True)
         for stats in (True, False):
             assert _all_entries(native, stats=stats) == _all_entries(reference, stats=stats), location
         entries = [_entry(e) for e in read_manifest(LocalFileIO(), variant)]
@@ -128,10 +132,14 @@ def assert_manifest_decodes_alike(
     return count
 
 
-def _assert_same_columns(native: DecodedManifest, reference: DecodedManifest, location: str) -> None:
-    """The decoded columns themselves (what planning filters on), beyond the files."""
+def _assert_same_columns(
+    native: DecodedManifest, reference: DecodedManifest, location: str, *, summary: bool = False
+) -> None:
+    """The decoded columns themselves (what planning filters on), beyond the files; of a
+    ``summary``, those it keeps (and that it left the others out)."""
     assert native.count == reference.count, location
-    for name in ("status", "content", "record_count", "file_size_in_bytes", "partition_codes", "formats"):
+    assert native.summary is summary, location
+    for name in ("status", "content", "record_count", "file_size_in_bytes", "partition_codes"):
         assert np.array_equal(getattr(native, name), getattr(reference, name)), (location, name)
     for name in ("snapshot", "sequence", "file_sequence"):
         values = f"{name}_id" if name == "snapshot" else f"{name}_number"
@@ -144,6 +152,13 @@ def _assert_same_columns(native: DecodedManifest, reference: DecodedManifest, lo
             name,
         )
     assert [typed(p) for p in native.partitions] == [typed(p) for p in reference.partitions], location
+    if summary:
+        assert (native.file_path, native.format_values, native.metrics) == ([], [], {}), location
+        assert set(native.extras.values()) == {None}, location
+        with pytest.raises(AssertionError, match="summary"):
+            native.files([0])
+        return
+    assert np.array_equal(native.formats, reference.formats), location
     assert native.format_values == reference.format_values, location
     assert native.file_path == reference.file_path, location
     assert {k: typed(v) for k, v in native.extras.items()} == {
