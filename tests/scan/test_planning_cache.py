@@ -85,13 +85,13 @@ def _paths(tasks: list[Any]) -> list[str]:
 def decodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The manifests decoded (not served from the cache), in order."""
     seen: list[str] = []
-    decode = _parallel.decode_manifest
+    decode = _parallel.decode_manifests
 
-    def counting(data: bytes, manifest: Any, *, summary: bool = False) -> Any:
-        seen.append(manifest.manifest_path)
-        return decode(data, manifest, summary=summary)
+    def counting(jobs: list[tuple[bytes, Any]], *, summary: bool = False) -> Any:
+        seen.extend(manifest.manifest_path for _, manifest in jobs)
+        return decode(jobs, summary=summary)
 
-    monkeypatch.setattr(_parallel, "decode_manifest", counting)
+    monkeypatch.setattr(_parallel, "decode_manifests", counting)
     return seen
 
 

@@ -28,11 +28,12 @@ from icefloe.manifests import _native, read_manifest, read_manifest_list
 from icefloe.manifests._avro_file import read_blocks, read_header, schema_of
 from icefloe.manifests.reader import entry_layout
 from icefloe.scan._columnar import DecodedManifest
-from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder
+from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder, decode_manifest, decode_manifests
 from icefloe.scan._columnar.native import decoded_from_arrow
 from icefloe.spec.manifest import DeleteFile, ManifestContent, ManifestEntry, ManifestFile
 
 __all__ = [
+    "assert_decode_together_alike",
     "assert_list_decodes_alike",
     "assert_manifest_decodes_alike",
     "native_threshold",
@@ -167,6 +168,27 @@ def _assert_same_columns(
     for name, column in native.metrics.items():
         other = reference.metrics[name]
         assert (column.uniform, column.layouts) == (other.uniform, other.layouts), (location, name)
+
+
+def assert_decode_together_alike(rows: list[ManifestFile], *, together: bool | None = True) -> None:
+    """Decode the manifests of ``rows`` in one go (``decode_manifests``: one native call when
+    they share their schema and codec; ``together``: assert that they do, or not; None: either)
+    and assert each equal to the manifest decoded alone, completely and for a summary."""
+    jobs = [(Path(row.manifest_path).read_bytes(), row) for row in rows]
+    with native_threshold(1):
+        files = [(data, read_header(data, row.manifest_path), row.manifest_path) for data, row in jobs]
+        if together is None:
+            together = _native.decode_together(files) is not None
+        assert (_native.decode_together(files) is not None) is together
+        for summary in (False, True):
+            decoded = decode_manifests(jobs, summary=summary)
+            assert len(decoded) == len(jobs)
+            for (data, row), (one, _) in zip(jobs, decoded):
+                alone, _ = decode_manifest(data, row)
+                _assert_same_columns(one, alone, row.manifest_path, summary=one.summary)
+                assert one.summary is summary or not together, row.manifest_path
+                if not one.summary:
+                    assert _all_entries(one, stats=True) == _all_entries(alone, stats=True), row.manifest_path
 
 
 @contextmanager

@@ -338,3 +338,29 @@ def decode_manifest(
     decoded = builder.finish()
     native.report_fallback(reason)
     return decoded
+
+
+def decode_manifests(
+    jobs: list[tuple[bytes, ManifestFile]], *, summary: bool = False
+) -> list[tuple[DecodedManifest, HotValues | None]]:
+    """``decode_manifest`` for each (data, manifest) of ``jobs``, in order; natively in one call
+    when the files share their schema and codec and each is worth decoding natively
+    (``native.decode_together``: the native reader is set up once, not once per file)."""
+    if len(jobs) > 1 and native.native_available():
+        try:
+            headers = [read_header(data, manifest.manifest_path) for data, manifest in jobs]
+        except InvalidManifestError:
+            headers = []  # decoded one by one below, which raises the error in order
+        files = [(data, header, m.manifest_path) for (data, m), header in zip(jobs, headers)]
+        batches = native.decode_together(files) if headers else None
+        if batches is not None:
+            results: list[tuple[DecodedManifest, HotValues | None]] = []
+            for (data, manifest), header, batch in zip(jobs, headers, batches):
+                location = manifest.manifest_path
+                layout = entry_layout(schema_of(header, location), None, location)
+                try:
+                    results.append((decoded_from_arrow(batch, layout, manifest, summary=summary), None))
+                except Unsupported:
+                    results.append(decode_manifest(data, manifest, summary=summary))
+            return results
+    return [decode_manifest(data, manifest, summary=summary) for data, manifest in jobs]
