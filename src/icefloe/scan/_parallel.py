@@ -3,10 +3,12 @@
 Decoding a manifest is CPU work under the GIL (fastavro builds Python objects), so threads do
 not make it faster; processes do. A plan that must decode at least ``PARALLEL_MIN_BYTES`` of
 manifests hands them to a process-wide pool of workers and decodes some itself: the planning
-thread takes the next manifest no worker has started whenever the one it needs next is not
-back yet, so every core stays busy and results are used in manifest order. A worker gets the
-manifest's bytes (the planning process reads the files: any FileIO works) and sends back the
-``DecodedManifest`` (numpy arrays and a few lists: cheap to pickle).
+thread takes the next job no worker has started whenever the one it needs next is not back
+yet, so every core stays busy and results are used in manifest order. A job is a group of
+consecutive manifests (decoded in one native call where they share a schema, see
+``decode_manifests``). A worker gets the manifests' bytes (the planning process reads the
+files: any FileIO works) and sends back the ``DecodedManifest``s (numpy arrays and a few
+lists: cheap to pickle).
 
 Workers are forked on Linux when the process has a single thread (cheap, nothing to
 re-import, no lock held by another thread can be inherited); otherwise they start from a fresh
