@@ -228,7 +228,7 @@ def test_icefloe_manifests_and_lists_decode_alike(tmp_path: Path, format_version
     for row in rows:
         assert assert_manifest_decodes_alike(Path(row.manifest_path), row) >= 10
     # Decoded together (one native call for several files of one schema and codec), each as alone.
-    for codec in CODECS:
+    for codec in ("gzip", "uncompressed"):
         same = [_write_data(tmp_path / f"{codec}-{k}", format_version, codec, rng) for k in range(3)]
         assert_decode_together_alike(same)
     assert_decode_together_alike(rows, together=False)  # different codecs: one by one
