@@ -9,15 +9,18 @@ Per metadata table, in the same run:
 - **icefloe cold**: a fresh process each time (imports done before the clock starts), timed
   from loading the table (Hadoop catalog) to the complete ``pyarrow.Table`` of
   ``table.inspect.files()`` / ``.partitions()`` (every column, ``readable_metrics`` included);
-  peak RSS of that process. The best of ``--repeat`` runs.
-- **icefloe warm**: the same process asks again (the manifest cache is process-wide).
+  peak RSS of that process by then (the decoded manifests it caches included). The best of
+  ``--repeat`` runs.
+- **icefloe warm**: the same process asks again (the manifest cache is process-wide); the
+  peak RSS once that second result is built too, while the first is still held.
 - **java**: Java Iceberg 1.9.2 on Spark 3.5 (the interop harness's engine, ``local[2]``):
   ``spark.read.format("iceberg").load("<location>#files")`` written to Spark's ``noop`` sink,
   which computes every column of every row inside the JVM without shipping them anywhere
   (``#partitions`` likewise); the first run in the JVM (cold) and the best of the next ones.
 
 Row counts must agree. Printed: times, the ratios icefloe / Java (below 1.00x icefloe is
-faster), and icefloe's peak RSS.
+faster), and icefloe's peak RSS after the cold run ("RSS MB") and after the warm one too
+("+warm").
 
 Usage, from the repository with the project venv::
 
@@ -56,12 +59,13 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     table = catalog.load_table("db.t")
     result = table.inspect.table(args.child)
     cold = time.perf_counter() - started
+    rss_cold = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     started = time.perf_counter()
     again = table.inspect.table(args.child)
     warm = time.perf_counter() - started
     assert again.num_rows == result.num_rows
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"cold": cold, "warm": warm, "rows": result.num_rows, "rss_mb": rss}
+    return {"cold": cold, "warm": warm, "rows": result.num_rows, "rss_mb": rss_cold, "rss_both_mb": rss}
 
 
 def run_child(warehouse: Path, name: str) -> dict[str, Any]:
@@ -121,13 +125,17 @@ def main(argv: list[str]) -> int:
             java.close()
 
     print()
-    header = f"{'table':<12}{'rows':>10}{'icefloe cold':>14}{'warm':>9}{'RSS MB':>9}{'java 1st':>10}{'java best':>11}{'cold/1st':>10}{'cold/best':>11}"
+    header = (
+        f"{'table':<12}{'rows':>10}{'icefloe cold':>14}{'warm':>9}{'RSS MB':>9}{'+warm':>7}"
+        f"{'java 1st':>10}{'java best':>11}{'cold/1st':>10}{'cold/best':>11}"
+    )
     print(header)
     for name in names:
         runs = ours[name]
         cold = min(r["cold"] for r in runs)
         warm = min(r["warm"] for r in runs)
         rss = max(r["rss_mb"] for r in runs)
+        rss_both = max(r["rss_both_mb"] for r in runs)
         rows = runs[0]["rows"]
         java = theirs.get(name)
         first = best = None
@@ -136,7 +144,7 @@ def main(argv: list[str]) -> int:
             if java["rows"] != rows:
                 raise SystemExit(f"{name}: Java has {java['rows']} rows, icefloe {rows}")
         print(
-            f"{name:<12}{rows:>10,}{cold:>13.2f}s{warm:>8.2f}s{rss:>9.0f}"
+            f"{name:<12}{rows:>10,}{cold:>13.2f}s{warm:>8.2f}s{rss:>9.0f}{rss_both:>7.0f}"
             + (f"{first:>9.2f}s{best:>10.2f}s{cold / first:>9.2f}x{cold / best:>10.2f}x" if first else "")
         )
     return 0

@@ -36,6 +36,7 @@ from icefloe.spec.partitioning import PartitionSpecBuilder
 from icefloe.spec.schema import Schema
 from icefloe.spec.types import NestedField
 from support.native_manifests import (
+    assert_decode_together_alike,
     assert_list_decodes_alike,
     assert_manifest_decodes_alike,
     native_threshold,
@@ -226,6 +227,11 @@ def test_icefloe_manifests_and_lists_decode_alike(tmp_path: Path, format_version
         rows.append(_write_deletes(tmp_path, format_version, rng))
     for row in rows:
         assert assert_manifest_decodes_alike(Path(row.manifest_path), row) >= 10
+    # Decoded together (one native call for several files of one schema and codec), each as alone.
+    for codec in ("gzip", "uncompressed"):
+        same = [_write_data(tmp_path / f"{codec}-{k}", format_version, codec, rng) for k in range(3)]
+        assert_decode_together_alike(same)
+    assert_decode_together_alike(rows, together=False)  # different codecs: one by one
     committed = [dataclasses.replace(r, sequence_number=4, min_sequence_number=4) for r in rows] * 4
     for codec in CODECS:
         location = tmp_path / f"list-{codec}.avro"
@@ -245,6 +251,9 @@ def test_java_manifests_and_lists_decode_alike() -> None:
                 local = relocated(case, row)
                 assert_manifest_decodes_alike(Path(local.manifest_path), local)
                 checked.add(local.manifest_path)
+            rows = [relocated(case, row) for row in read_manifest_list(LocalFileIO(), str(snapshot_list))]
+            if len(rows) > 1:  # together where they share a schema and codec
+                assert_decode_together_alike(rows, together=None)
     assert len(checked) == len(list(FIXTURES.glob("*/*-m*.avro")))
 
 

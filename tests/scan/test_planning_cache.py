@@ -17,7 +17,7 @@ from icefloe.errors import ValidationError
 from icefloe.expressions import always_true, greater_than, less_than
 from icefloe.io import FileIO, LocalFileIO
 from icefloe.manifests import write_manifest_list
-from icefloe.scan import _manifest_cache, _parallel, plan_files
+from icefloe.scan import _manifest_cache, _parallel, decoded_manifests, plan_files
 from icefloe.scan._manifest_cache import (
     CacheSettings,
     ManifestCache,
@@ -42,6 +42,7 @@ from scan.planning_helpers import (
     task_signature,
     write_snapshot,
 )
+from support.native_manifests import native_threshold
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True), NestedField(2, "p", LongType(), required=False)
@@ -84,13 +85,13 @@ def _paths(tasks: list[Any]) -> list[str]:
 def decodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The manifests decoded (not served from the cache), in order."""
     seen: list[str] = []
-    decode = _parallel.decode_manifest
+    decode = _parallel.decode_manifests
 
-    def counting(data: bytes, manifest: Any) -> Any:
-        seen.append(manifest.manifest_path)
-        return decode(data, manifest)
+    def counting(jobs: list[tuple[bytes, Any]], *, summary: bool = False) -> Any:
+        seen.extend(manifest.manifest_path for _, manifest in jobs)
+        return decode(jobs, summary=summary)
 
-    monkeypatch.setattr(_parallel, "decode_manifest", counting)
+    monkeypatch.setattr(_parallel, "decode_manifests", counting)
     return seen
 
 
@@ -311,3 +312,24 @@ def test_delete_manifests_are_cached_too(tmp_path: Path, decodes: list[str]) -> 
         tasks = plan_files(io, metadata, snapshot)
         assert [[d.file_path for d in t.deletes] for t in tasks] == [["/data/d.parquet"]] * 3
     assert len(decodes) == 2
+
+
+def test_summaries_are_cached_apart_from_complete_manifests(tmp_path: Path, decodes: list[str]) -> None:
+    """A manifest decoded for a summary (the partitions table) never reaches a plan; a
+    complete one cached by a plan serves a summary."""
+    io = LocalFileIO()
+    metadata, snapshot = _table(tmp_path, io)
+    manifests = snapshot.all_manifests(io)
+    with native_threshold(1):  # summaries are made natively
+        summaries = list(decoded_manifests(io, manifests, summary=True))
+        assert [d.summary for d in summaries] == [True] * 4 and len(decodes) == 4
+        assert [d.summary for d in decoded_manifests(io, manifests, summary=True)] == [True] * 4
+        assert len(decodes) == 4  # served from the cache
+        tasks = plan_files(io, metadata, snapshot)
+        assert len(decodes) == 8  # decoded again, completely
+        expected = reference_plan(io, metadata, snapshot, always_true())
+        assert [task_signature(t) for t in tasks] == [task_signature(t) for t in expected]
+        drop_caches()
+        plan_files(io, metadata, snapshot)
+        assert [d.summary for d in decoded_manifests(io, manifests, summary=True)] == [False] * 4
+        assert len(decodes) == 12  # the plan's complete manifests served the summary

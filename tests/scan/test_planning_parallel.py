@@ -175,3 +175,25 @@ def test_worker_processes_property(value: str, expected: int | None) -> None:
 def test_invalid_worker_processes_property(value: str) -> None:
     with pytest.raises(ValidationError, match=r"scan\.planning\.worker-processes"):
         _parallel.pool_size({"scan.planning.worker-processes": value})
+
+
+def test_jobs_and_answers_larger_than_the_pipe(tmp_path: Path) -> None:
+    """Manifests of several hundred KB each: a job (a group of them) and an answer (their
+    decoded columns) each fill the pipe many times over, and the pool neither stalls nor
+    loses anything."""
+    long = "/data/" + "d" * 400
+    manifests = [
+        ManifestSpec(
+            tuple(
+                EntrySpec(dataclasses.replace(_file(m * 1500 + f, m), file_path=f"{long}/{m}-{f}.parquet"))
+                for f in range(1500)
+            ),
+            codec="uncompressed",
+        )
+        for m in range(4)
+    ]
+    io = LocalFileIO({**NO_CACHE, _parallel.WORKER_PROCESSES: "1"})
+    metadata, snapshot = write_snapshot(tmp_path, io, SCHEMA, SPEC, manifests, format_version=2)
+    assert min(m.manifest_length for m in snapshot.all_manifests(io)) > 600_000
+    expected = reference_plan(io, metadata, snapshot, always_true())
+    assert _signatures(plan_files(io, metadata, snapshot)) == _signatures(expected)

@@ -21,17 +21,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from icefloe.io import LocalFileIO
 from icefloe.manifests import _native, read_manifest, read_manifest_list
 from icefloe.manifests._avro_file import read_blocks, read_header, schema_of
 from icefloe.manifests.reader import entry_layout
 from icefloe.scan._columnar import DecodedManifest
-from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder
+from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder, decode_manifest, decode_manifests
 from icefloe.scan._columnar.native import decoded_from_arrow
 from icefloe.spec.manifest import DeleteFile, ManifestContent, ManifestEntry, ManifestFile
 
 __all__ = [
+    "assert_decode_together_alike",
     "assert_list_decodes_alike",
     "assert_manifest_decodes_alike",
     "native_threshold",
@@ -120,6 +122,9 @@ def assert_manifest_decodes_alike(
         builder.read(read_blocks(data, header, location, chunk=CHUNK))
         reference, _ = builder.finish()
         _assert_same_columns(native, reference, location)
+        # Decoded for a summary (the partitions table): the same columns, the rest left out.
+        summary = decoded_from_arrow(batch, layout, variant, summary=True)
+        _assert_same_columns(summary, reference, location, summary=True)
         for stats in (True, False):
             assert _all_entries(native, stats=stats) == _all_entries(reference, stats=stats), location
         entries = [_entry(e) for e in read_manifest(LocalFileIO(), variant)]
@@ -128,10 +133,14 @@ def assert_manifest_decodes_alike(
     return count
 
 
-def _assert_same_columns(native: DecodedManifest, reference: DecodedManifest, location: str) -> None:
-    """The decoded columns themselves (what planning filters on), beyond the files."""
+def _assert_same_columns(
+    native: DecodedManifest, reference: DecodedManifest, location: str, *, summary: bool = False
+) -> None:
+    """The decoded columns themselves (what planning filters on), beyond the files; of a
+    ``summary``, those it keeps (and that it left the others out)."""
     assert native.count == reference.count, location
-    for name in ("status", "content", "record_count", "file_size_in_bytes", "partition_codes", "formats"):
+    assert native.summary is summary, location
+    for name in ("status", "content", "record_count", "file_size_in_bytes", "partition_codes"):
         assert np.array_equal(getattr(native, name), getattr(reference, name)), (location, name)
     for name in ("snapshot", "sequence", "file_sequence"):
         values = f"{name}_id" if name == "snapshot" else f"{name}_number"
@@ -144,6 +153,13 @@ def _assert_same_columns(native: DecodedManifest, reference: DecodedManifest, lo
             name,
         )
     assert [typed(p) for p in native.partitions] == [typed(p) for p in reference.partitions], location
+    if summary:
+        assert (native.file_path, native.format_values, native.metrics) == ([], [], {}), location
+        assert set(native.extras.values()) == {None}, location
+        with pytest.raises(AssertionError, match="summary"):
+            native.files([0])
+        return
+    assert np.array_equal(native.formats, reference.formats), location
     assert native.format_values == reference.format_values, location
     assert native.file_path == reference.file_path, location
     assert {k: typed(v) for k, v in native.extras.items()} == {
@@ -152,6 +168,27 @@ def _assert_same_columns(native: DecodedManifest, reference: DecodedManifest, lo
     for name, column in native.metrics.items():
         other = reference.metrics[name]
         assert (column.uniform, column.layouts) == (other.uniform, other.layouts), (location, name)
+
+
+def assert_decode_together_alike(rows: list[ManifestFile], *, together: bool | None = True) -> None:
+    """Decode the manifests of ``rows`` in one go (``decode_manifests``: one native call when
+    they share their schema and codec; ``together``: assert that they do, or not; None: either)
+    and assert each equal to the manifest decoded alone, completely and for a summary."""
+    jobs = [(Path(row.manifest_path).read_bytes(), row) for row in rows]
+    with native_threshold(1):
+        files = [(data, read_header(data, row.manifest_path), row.manifest_path) for data, row in jobs]
+        if together is None:
+            together = _native.decode_together(files) is not None
+        assert (_native.decode_together(files) is not None) is together
+        for summary in (False, True):
+            decoded = decode_manifests(jobs, summary=summary)
+            assert len(decoded) == len(jobs)
+            for (data, row), (one, _) in zip(jobs, decoded):
+                alone, _ = decode_manifest(data, row)
+                _assert_same_columns(one, alone, row.manifest_path, summary=one.summary)
+                assert one.summary is summary or not together, row.manifest_path
+                if not one.summary:
+                    assert _all_entries(one, stats=True) == _all_entries(alone, stats=True), row.manifest_path
 
 
 @contextmanager

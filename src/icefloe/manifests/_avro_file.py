@@ -44,6 +44,7 @@ __all__ = [
     "read_blocks",
     "read_header",
     "read_records",
+    "reframed_blocks",
     "write_records",
 ]
 
@@ -399,6 +400,28 @@ def count_records(data: bytes, header: AvroHeader, location: str) -> int:
         InvalidManifestError: a truncated block or a wrong sync marker, naming the file.
     """
     return sum(count for count, _, _ in _frames(data, header, location))
+
+
+def reframed_blocks(
+    data: bytes, header: AvroHeader, location: str, sync: bytes
+) -> tuple[int, list[bytes | memoryview]]:
+    """The file's record count and its blocks, each with ``sync`` as its marker: the body of
+    a container file whose header has that marker (another file's of the same schema and
+    codec), after checking the framing of every block as ``count_records`` does.
+
+    Raises:
+        InvalidManifestError: a truncated block or a wrong sync marker, naming the file.
+    """
+    records = 0
+    parts: list[bytes | memoryview] = []
+    view = memoryview(data)
+    block_start = header.end
+    for count, _, end in _frames(data, header, location):
+        records += count
+        parts.append(view[block_start:end])
+        parts.append(sync)
+        block_start = end + SYNC_SIZE
+    return records, parts
 
 
 def _fast_blocks(

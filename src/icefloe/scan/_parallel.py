@@ -3,10 +3,12 @@
 Decoding a manifest is CPU work under the GIL (fastavro builds Python objects), so threads do
 not make it faster; processes do. A plan that must decode at least ``PARALLEL_MIN_BYTES`` of
 manifests hands them to a process-wide pool of workers and decodes some itself: the planning
-thread takes the next manifest no worker has started whenever the one it needs next is not
-back yet, so every core stays busy and results are used in manifest order. A worker gets the
-manifest's bytes (the planning process reads the files: any FileIO works) and sends back the
-``DecodedManifest`` (numpy arrays and a few lists: cheap to pickle).
+thread takes the next job no worker has started whenever the one it needs next is not back
+yet, so every core stays busy and results are used in manifest order. A job is a group of
+consecutive manifests (decoded in one native call where they share a schema, see
+``decode_manifests``). A worker gets the manifests' bytes (the planning process reads the
+files: any FileIO works) and sends back the ``DecodedManifest``s (numpy arrays and a few
+lists: cheap to pickle).
 
 Workers are forked on Linux when the process has a single thread (cheap, nothing to
 re-import, no lock held by another thread can be inherited); otherwise they start from a fresh
@@ -28,6 +30,7 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import queue
 import sys
 import threading
 from collections import deque
@@ -36,7 +39,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from icefloe.errors import ValidationError
-from icefloe.scan._columnar import DecodedManifest, HotValues, decode_manifest
+from icefloe.scan._columnar import DecodedManifest, HotValues, decode_manifests
 from icefloe.spec.manifest import ManifestFile
 
 __all__ = [
@@ -54,9 +57,16 @@ PARALLEL_MIN_BYTES = 1 << 20
 #: icefloe from scratch take about a second to start).
 PARALLEL_MIN_BYTES_COLD_START = 32 << 20
 WORKER_PROCESSES = "scan.planning.worker-processes"
+#: Manifests decoded together (``decode_manifests``: one native reader set-up for all).
+GROUP = 16
+#: With workers, groups are smaller where needed so that each process gets at least this many.
+_GROUPS_PER_PROCESS = 4
 _MAX_AUTO = 7
 _OUTSTANDING = 2  # jobs queued per worker, so a worker never waits for the planning thread
 _AUTO = max(0, min((os.cpu_count() or 1) - 1, _MAX_AUTO))
+
+#: Consecutive jobs (a manifest and a function giving its bytes) decoded together.
+Group = list[tuple[ManifestFile, Callable[[], bytes]]]
 
 
 def pool_size(properties: Mapping[str, str]) -> int:
@@ -78,30 +88,48 @@ def pool_size(properties: Mapping[str, str]) -> int:
 
 
 def _worker_main(conn: Connection, others: list[Connection]) -> None:
-    """A worker: decode each (manifest, bytes) job it is sent, until its pipe closes.
+    """A worker: decode each group of (manifest, bytes) it is sent, until its pipe closes.
     ``others``: the planning process's ends of its own pipe and of the pipes to the workers
     forked before it, which a fork inherits: closed, so that each pipe closes when the
-    planning process closes its end."""
+    planning process closes its end.
+
+    Jobs are read, and answers sent, by threads of their own while this one decodes: a job or
+    an answer can be larger than the pipe holds, and the planning thread must neither wait
+    for a decode to finish before its job is taken (it decodes too) nor be blocked sending
+    while this process is blocked sending it an answer (both would wait for ever)."""
     for other in others:
         with contextlib.suppress(OSError):
             other.close()
-    while True:
+    jobs: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    answers: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+    def receive() -> None:
         try:
-            message = conn.recv_bytes()
+            while True:
+                jobs.put(conn.recv_bytes())
         except (EOFError, OSError):
-            return
+            jobs.put(None)
+
+    def send() -> None:
+        while (answer := answers.get()) is not None:
+            try:
+                conn.send_bytes(answer)
+            except (BrokenPipeError, OSError):
+                return
+
+    for target in (receive, send):
+        threading.Thread(target=target, name=f"icefloe-decode-{target.__name__}", daemon=True).start()
+    while (message := jobs.get()) is not None:
         try:
-            manifest, data = pickle.loads(message)
-            decoded, _ = decode_manifest(data, manifest)
+            manifests, datas, summary = pickle.loads(message)
+            decoded = [d for d, _ in decode_manifests(list(zip(datas, manifests)), summary=summary)]
             answer = pickle.dumps(("ok", decoded), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:
             # The planning process decodes it again and raises the error itself, as it
             # would have without workers.
             answer = pickle.dumps(("error", None))
-        try:
-            conn.send_bytes(answer)
-        except (BrokenPipeError, OSError):
-            return
+        answers.put(answer)
+    answers.put(None)
 
 
 class _Worker:
@@ -136,17 +164,18 @@ class DecodePool:
                 worker.process.kill()
 
     def decode(
-        self, jobs: list[tuple[ManifestFile, Callable[[], bytes]]], *, any_order: bool
-    ) -> Iterator[tuple[DecodedManifest, HotValues | None]]:
-        """Decode every job, yielding in job order. A job is a manifest and a function giving
-        its bytes (called in this thread).
+        self, jobs: list[Group], *, any_order: bool, summary: bool = False
+    ) -> Iterator[list[tuple[DecodedManifest, HotValues | None]]]:
+        """Decode every job, yielding the manifests of each in job order. A job is a group of
+        manifests, each with a function giving its bytes (called in this thread).
+        ``summary``: see ``decode_manifest``.
 
         Workers take jobs from the front. This thread, whenever the result it needs next is
         not back yet, decodes a job itself: from the back when ``any_order`` (the job's bytes
         can be fetched in any order), so that it and the workers meet in the middle and it
         keeps time for turning results into files; else the next one from the front."""
-        results: dict[int, tuple[DecodedManifest, HotValues | None]] = {}
-        data_of: dict[int, bytes] = {}
+        results: dict[int, list[tuple[DecodedManifest, HotValues | None]]] = {}
+        data_of: dict[int, list[bytes]] = {}
         next_job = 0  # the first job not started by anyone
         last_job = len(jobs)  # one past the last job not started by anyone
         workers = [] if self.broken else self.workers
@@ -168,12 +197,15 @@ class DecodePool:
             return last_job
 
         def local(index: int, wanted: int = -1) -> None:
-            manifest, fetch = jobs[index]
-            data = data_of.pop(index, None)
-            decoded, hot = decode_manifest(fetch() if data is None else data, manifest)
+            group = jobs[index]
+            datas = data_of.pop(index, None)
+            if datas is None:
+                datas = [fetch() for _, fetch in group]
+            decoded = decode_manifests([(d, m) for d, (m, _) in zip(datas, group)], summary=summary)
             # The flat values save the consumer converting arrays back, but they are big: kept
             # only for a result about to be used, not for one decoded far ahead.
-            results[index] = (decoded, hot if index <= wanted + _OUTSTANDING else None)
+            keep = index <= wanted + _OUTSTANDING
+            results[index] = [(d, hot if keep else None) for d, hot in decoded]
 
         def feed() -> None:
             for worker in workers:
@@ -181,12 +213,13 @@ class DecodePool:
                     index = take()
                     if index is None:
                         return
-                    manifest, fetch = jobs[index]
-                    data = fetch()
-                    data_of[index] = data  # kept until answered: decoded here if the worker fails
+                    group = jobs[index]
+                    datas = [fetch() for _, fetch in group]
+                    data_of[index] = datas  # kept until answered: decoded here if the worker fails
+                    manifests = [m for m, _ in group]
                     try:
                         worker.conn.send_bytes(
-                            pickle.dumps((manifest, data), protocol=pickle.HIGHEST_PROTOCOL)
+                            pickle.dumps((manifests, datas, summary), protocol=pickle.HIGHEST_PROTOCOL)
                         )
                     except (BrokenPipeError, OSError):
                         self.broken = True
@@ -215,7 +248,7 @@ class DecodePool:
                     continue
                 if status == "ok":
                     data_of.pop(index, None)
-                    results[index] = (decoded, None)
+                    results[index] = [(d, None) for d in decoded]
                 else:
                     local(index)
 
@@ -288,20 +321,34 @@ def _pool(workers: int) -> DecodePool | None:
 
 
 def decode_all(
-    jobs: list[tuple[ManifestFile, Callable[[], bytes]]], *, workers: int, any_order: bool = False
+    jobs: list[tuple[ManifestFile, Callable[[], bytes]]],
+    *,
+    workers: int,
+    any_order: bool = False,
+    summary: bool = False,
 ) -> Iterator[tuple[DecodedManifest, HotValues | None]]:
     """Decode the jobs in order, with worker processes when there is enough to decode.
-    ``any_order``: the jobs' bytes may be fetched in any order (else in job order)."""
+    ``any_order``: the jobs' bytes may be fetched in any order (else in job order);
+    ``summary``: see ``decode_manifest``. Consecutive jobs are decoded in groups (one native
+    call each, ``decode_manifests``), small enough that every process gets several."""
     size = sum(manifest.manifest_length or 0 for manifest, _ in jobs)
     started = _POOL is not None and _POOL.pid == os.getpid() and not _POOL.broken
     threshold = PARALLEL_MIN_BYTES if started or _start_method() == "fork" else PARALLEL_MIN_BYTES_COLD_START
     pool = _pool(workers) if workers and len(jobs) > 1 and size >= threshold else None
     if pool is None or not pool.lock.acquire(blocking=False):
         # No pool, or another thread's plan is using it: decode here.
-        for manifest, fetch in jobs:
-            yield decode_manifest(fetch(), manifest)
+        for group in _groups(jobs, GROUP):
+            yield from decode_manifests([(fetch(), m) for m, fetch in group], summary=summary)
         return
     try:
-        yield from pool.decode(jobs, any_order=any_order)
+        per_process = len(jobs) // (_GROUPS_PER_PROCESS * (len(pool.workers) + 1))
+        for decoded in pool.decode(
+            _groups(jobs, max(1, min(GROUP, per_process))), any_order=any_order, summary=summary
+        ):
+            yield from decoded
     finally:
         pool.lock.release()
+
+
+def _groups(jobs: list[tuple[ManifestFile, Callable[[], bytes]]], size: int) -> list[Group]:
+    return [jobs[i : i + size] for i in range(0, len(jobs), size)]

@@ -354,10 +354,12 @@ class _Loader:
         return list(found)
 
     def decoded(
-        self, manifests: list[ManifestFile]
+        self, manifests: list[ManifestFile], *, summary: bool = False
     ) -> Iterator[tuple[DecodedManifest, HotValues | None, bool]]:
         """Each manifest decoded, in order, with the flat metrics values when this thread
-        decoded it, and whether it came from the cache."""
+        decoded it, and whether it came from the cache. ``summary``: only what a summary
+        reads (``DecodedManifest.summary``); a complete manifest in the cache serves too, and
+        summaries are cached apart, so that planning never gets one."""
         cache = self.cache
         hits: list[DecodedManifest | None] = [None] * len(manifests)
         keys = [_manifest_key(m) for m in manifests]
@@ -365,6 +367,8 @@ class _Loader:
             for i, key in enumerate(keys):
                 if key is not None:
                     hits[i] = cache.get(key, self.token)
+                    if hits[i] is None and summary:
+                        hits[i] = cache.get(_summary_key(key), self.token)
         misses = [manifests[i] for i, hit in enumerate(hits) if hit is None]
         workers = pool_size(self.io.properties)
         if all(_is_local(m.manifest_path) for m in misses):
@@ -374,10 +378,12 @@ class _Loader:
             jobs: list[tuple[ManifestFile, Callable[[], bytes]]] = [
                 (m, functools.partial(read_manifest_bytes, io, m)) for m in misses
             ]
-            decoded_misses = decode_all(jobs, workers=workers, any_order=True)
+            decoded_misses = decode_all(jobs, workers=workers, any_order=True, summary=summary)
         else:
             fetched = self._fetch(misses)
-            decoded_misses = decode_all([(m, fetched.__next__) for m in misses], workers=workers)
+            decoded_misses = decode_all(
+                [(m, fetched.__next__) for m in misses], workers=workers, summary=summary
+            )
         for i, manifest in enumerate(manifests):
             hit = hits[i]
             if hit is not None:
@@ -387,7 +393,7 @@ class _Loader:
             key = keys[i]
             if cache is not None and key is not None:
                 cache.put(
-                    key,
+                    _summary_key(key) if decoded.summary else key,
                     decoded,
                     decoded.nbytes(),
                     content_length=manifest.manifest_length,
@@ -433,22 +439,31 @@ class _Loader:
                 future.cancel()
 
 
+def _summary_key(key: Hashable) -> Hashable:
+    """The cache key of a manifest decoded for a summary, from its complete one."""
+    return ("summary", key)
+
+
 def manifest_list(io: FileIO, snapshot: Snapshot) -> list[ManifestFile]:
     """The manifests of ``snapshot``, through the process-wide cache planning uses."""
     return _Loader(io, cache_for(io), new_plan_token()).manifest_list(snapshot)
 
 
-def decoded_manifests(io: FileIO, manifests: list[ManifestFile]) -> Iterator[DecodedManifest]:
+def decoded_manifests(
+    io: FileIO, manifests: list[ManifestFile], *, summary: bool = False
+) -> Iterator[DecodedManifest]:
     """Each manifest decoded into columns (``_columnar.DecodedManifest``), in order, through the
     process-wide cache and with worker processes for large cold sets, exactly as planning
     decodes them (for readers of whole manifests: metadata tables, maintenance).
+    ``summary``: only the columns a summary reads (``DecodedManifest.summary``: no paths,
+    metrics or optional fields), which saves most of the decoding.
 
     Raises:
         InvalidManifestError, NoSuchFileError: a manifest is damaged or missing.
     """
     loader = _Loader(io, cache_for(io), new_plan_token())
     with gc_paused():
-        for decoded, _, _ in loader.decoded(manifests):
+        for decoded, _, _ in loader.decoded(manifests, summary=summary):
             yield decoded
 
 

@@ -20,7 +20,7 @@ the entries a plan keeps.
 """
 
 from icefloe.scan._columnar._shared import HotValues
-from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder, decode_manifest
+from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder, decode_manifest, decode_manifests
 from icefloe.scan._columnar.manifest import DecodedManifest
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
 from icefloe.scan._columnar.planned import PlannedDataFile, PlannedDeleteFile
@@ -35,4 +35,5 @@ __all__ = [
     "PlannedDataFile",
     "PlannedDeleteFile",
     "decode_manifest",
+    "decode_manifests",
 ]

@@ -310,11 +310,15 @@ class ManifestBuilder:
         return np.array(codes, dtype=np.int32), partitions
 
 
-def decode_manifest(data: bytes, manifest: ManifestFile) -> tuple[DecodedManifest, HotValues | None]:
+def decode_manifest(
+    data: bytes, manifest: ManifestFile, *, summary: bool = False
+) -> tuple[DecodedManifest, HotValues | None]:
     """Decode the manifest file ``data`` (the file of ``manifest``, its list row): natively
     into Arrow when the native decoder is installed and the file is worth it, else (or when
     it cannot) with fastavro. Returns the decoded manifest and, from fastavro's path, the flat
-    values of its metrics maps.
+    values of its metrics maps. ``summary``: only what a summary reads, when decoded natively
+    (``DecodedManifest.summary``); fastavro's path decodes everything (a complete manifest
+    serves a summary too).
 
     Raises:
         InvalidManifestError: the file is not a valid manifest, naming it.
@@ -326,7 +330,7 @@ def decode_manifest(data: bytes, manifest: ManifestFile) -> tuple[DecodedManifes
     batch, reason = native.decode(data, header, location)
     if batch is not None:
         try:
-            return decoded_from_arrow(batch, layout, manifest), None
+            return decoded_from_arrow(batch, layout, manifest, summary=summary), None
         except Unsupported as exc:
             reason = f"{location} ({exc})"
     builder = ManifestBuilder(layout, manifest)
@@ -334,3 +338,29 @@ def decode_manifest(data: bytes, manifest: ManifestFile) -> tuple[DecodedManifes
     decoded = builder.finish()
     native.report_fallback(reason)
     return decoded
+
+
+def decode_manifests(
+    jobs: list[tuple[bytes, ManifestFile]], *, summary: bool = False
+) -> list[tuple[DecodedManifest, HotValues | None]]:
+    """``decode_manifest`` for each (data, manifest) of ``jobs``, in order; natively in one call
+    when the files share their schema and codec and each is worth decoding natively
+    (``native.decode_together``: the native reader is set up once, not once per file)."""
+    if len(jobs) > 1 and native.native_available():
+        try:
+            headers = [read_header(data, manifest.manifest_path) for data, manifest in jobs]
+        except InvalidManifestError:
+            headers = []  # decoded one by one below, which raises the error in order
+        files = [(data, header, m.manifest_path) for (data, m), header in zip(jobs, headers)]
+        batches = native.decode_together(files) if headers else None
+        if batches is not None:
+            results: list[tuple[DecodedManifest, HotValues | None]] = []
+            for (data, manifest), header, batch in zip(jobs, headers, batches):
+                location = manifest.manifest_path
+                layout = entry_layout(schema_of(header, location), None, location)
+                try:
+                    results.append((decoded_from_arrow(batch, layout, manifest, summary=summary), None))
+                except Unsupported:
+                    results.append(decode_manifest(data, manifest, summary=summary))
+            return results
+    return [decode_manifest(data, manifest, summary=summary) for data, manifest in jobs]

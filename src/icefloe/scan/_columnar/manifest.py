@@ -53,6 +53,10 @@ class DecodedManifest:
         metrics: the six metrics maps, by ``ContentFile`` field name.
         extras: the optional fields (``key_metadata``, ``split_offsets``, ...), each a list per
             entry, or None when no entry has the field.
+        summary: decoded only for what a summary such as the ``partitions`` table reads
+            (status, content, snapshot ids, sequence numbers, record counts, sizes,
+            partitions): ``file_path`` and ``format_values`` are empty, ``formats`` all 0,
+            ``metrics`` empty and every ``extras`` None; no files or entries are made from it.
     """
 
     manifest: ManifestFile
@@ -74,6 +78,7 @@ class DecodedManifest:
     file_path: list[str]
     metrics: dict[str, CountsColumn | BoundsColumn]
     extras: dict[str, list[Any] | None]
+    summary: bool = False
 
     @property
     def spec_id(self) -> int:
@@ -149,6 +154,7 @@ class DecodedManifest:
         are decoded on first use, see ``planned``), none (False: the six metrics maps are None,
         as Java's ``copyWithoutStats``), or those of the given field ids (Java's
         ``copyWithStats``)."""
+        assert not self.summary, "files of a manifest decoded for a summary"
         if not len(indices):
             return []
         every = len(indices) == self.count
@@ -230,6 +236,7 @@ class DecodedManifest:
 
     def entries(self, indices: Sequence[int], files: Sequence[ContentFile]) -> list[ManifestEntry]:
         """The ``ManifestEntry`` of each entry in ``indices`` (``files`` are their files)."""
+        assert not self.summary, "entries of a manifest decoded for a summary"
         statuses = self.status.tolist()
         snapshots = self.snapshot_id.tolist()
         snapshot_null = None if self.snapshot_null is None else self.snapshot_null.tolist()

@@ -408,22 +408,28 @@ def _formats(array: pa.Array) -> tuple[np.ndarray, list[FileFormat]]:
     return np.array(indices, dtype=np.int8), values
 
 
-def decoded_from_arrow(batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile) -> DecodedManifest:
+def decoded_from_arrow(
+    batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile, *, summary: bool = False
+) -> DecodedManifest:
     """The ``DecodedManifest`` of the natively decoded manifest ``batch`` (its list row is
-    ``manifest``; ``layout`` is the file's ``entry_layout``).
+    ``manifest``; ``layout`` is the file's ``entry_layout``). ``summary``: only the columns a
+    summary reads (``DecodedManifest.summary``): file paths, formats, metrics maps and the
+    optional fields, most of the work, are left out.
 
     Raises:
         Unsupported: decode this manifest with fastavro instead.
     """
     try:
-        return _decoded(batch, layout, manifest)
+        return _decoded(batch, layout, manifest, summary)
     except Unsupported:
         raise
     except (pa.ArrowException, KeyError, IndexError, TypeError, ValueError, OverflowError) as exc:
         raise Unsupported(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _decoded(batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile) -> DecodedManifest:
+def _decoded(
+    batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile, summary: bool
+) -> DecodedManifest:
     n = batch.num_rows
     if n == 0:
         return empty_manifest(manifest)
@@ -459,14 +465,21 @@ def _decoded(batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile)
     path_array = child("file_path")
     if path_array is None or path_array.null_count or not pa.types.is_string(path_array.type):
         raise Unsupported("file_path")
-    paths: list[str] = path_array.to_pylist()
     format_array = child("file_format")
     record_array = child("record_count")
     size_array = child("file_size_in_bytes")
     partition_array = child("partition")
     if format_array is None or record_array is None or size_array is None or partition_array is None:
         raise Unsupported("a required data_file field")
-    formats, format_values = _formats(format_array)
+    if summary:
+        if format_array.null_count:
+            raise Unsupported("null file_format")
+        paths: list[str] = []
+        format_values: list[FileFormat] = []
+        formats = np.zeros(n, dtype=np.int8)
+    else:
+        paths = path_array.to_pylist()
+        formats, format_values = _formats(format_array)
     records = _ints(record_array, "record_count")
     sizes = _ints(size_array, "file_size_in_bytes")
     partition_codes, partitions = _partitions(partition_array, plan, n)
@@ -483,6 +496,49 @@ def _decoded(batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile)
         inherit = np.ones(n, dtype=bool) if manifest_seq == 0 else status == ADDED
     seq, seq_null = _inherited(column(plan.sequence_number), n, inherit, manifest_seq)
     file_seq, file_seq_null = _inherited(column(plan.file_sequence_number), n, inherit, manifest_seq)
+    if summary:
+        metrics: dict[str, CountsColumn | BoundsColumn] = {}
+        extras: dict[str, list[Any] | None] = dict.fromkeys(EXTRA_NAMES)
+    else:
+        metrics, extras = _metrics_and_extras(children, plan, manifest, status, content, records)
+    return DecodedManifest(
+        manifest=manifest,
+        count=n,
+        status=status.astype(np.int8),
+        content=content.astype(np.int8),
+        snapshot_id=snapshot_ids,
+        snapshot_null=snapshot_null,
+        sequence_number=seq,
+        sequence_null=seq_null,
+        file_sequence_number=file_seq,
+        file_sequence_null=file_seq_null,
+        record_count=records,
+        file_size_in_bytes=sizes,
+        partition_codes=partition_codes,
+        partitions=partitions,
+        formats=formats,
+        format_values=format_values,
+        file_path=paths,
+        metrics=metrics,
+        extras=extras,
+        summary=summary,
+    )
+
+
+def _metrics_and_extras(
+    children: list[pa.Array],
+    plan: _Plan,
+    manifest: ManifestFile,
+    status: np.ndarray,
+    content: np.ndarray,
+    records: np.ndarray,
+) -> tuple[dict[str, CountsColumn | BoundsColumn], dict[str, list[Any] | None]]:
+    """The six metrics maps and the optional fields (v3 first row ids assigned)."""
+    n = len(status)
+
+    def child(name: str) -> pa.Array | None:
+        index = plan.fields[name]
+        return None if index == _MISSING else children[index]
 
     split_offsets, equality_ids = child("split_offsets"), child("equality_ids")
     first_row_array = child("first_row_id")
@@ -515,7 +571,7 @@ def _decoded(batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile)
         ]
         extras["first_row_id"] = None if assigned.count(None) == n else assigned
 
-    metrics = {}
+    metrics: dict[str, CountsColumn | BoundsColumn] = {}
     layouts = _Layouts()
     for name, (index, key, value) in zip(MAP_NAMES, plan.maps):
         kind = BoundsColumn if name.endswith("bounds") else CountsColumn
@@ -523,24 +579,4 @@ def _decoded(batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile)
             metrics[name] = _empty_map(kind, n)
         else:
             metrics[name] = _map_column(kind, children[index], key, value, layouts)
-    return DecodedManifest(
-        manifest=manifest,
-        count=n,
-        status=status.astype(np.int8),
-        content=content.astype(np.int8),
-        snapshot_id=snapshot_ids,
-        snapshot_null=snapshot_null,
-        sequence_number=seq,
-        sequence_null=seq_null,
-        file_sequence_number=file_seq,
-        file_sequence_null=file_seq_null,
-        record_count=records,
-        file_size_in_bytes=sizes,
-        partition_codes=partition_codes,
-        partitions=partitions,
-        formats=formats,
-        format_values=format_values,
-        file_path=paths,
-        metrics=metrics,
-        extras=extras,
-    )
+    return metrics, extras

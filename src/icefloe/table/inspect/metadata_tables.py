@@ -136,8 +136,8 @@ class MetadataTables:
                     seen.setdefault(manifest.manifest_path, manifest)
         return list(seen.values())
 
-    def _decoded(self, manifests: list[ManifestFile]) -> Iterator[DecodedManifest]:
-        return decoded_manifests(self._table.io(), manifests)
+    def _decoded(self, manifests: list[ManifestFile], *, summary: bool = False) -> Iterator[DecodedManifest]:
+        return decoded_manifests(self._table.io(), manifests, summary=summary)
 
     # ---- the files family ----------------------------------------------------------------------
 
@@ -314,7 +314,8 @@ class MetadataTables:
         snapshot that last added a file (Java's ``partitions``)."""
         metadata = self._table.metadata
         manifests = self._manifests(self._snapshot(snapshot_id, ref), None)
-        result = _partitions(metadata, self._decoded(manifests))
+        # Like Java's, without the files' paths and metrics: most of the manifests' bytes.
+        result = _partitions(metadata, self._decoded(manifests, summary=True))
         return self._finish(result, partitions_schema(metadata), filter, columns, case_sensitive)
 
     def position_deletes(
