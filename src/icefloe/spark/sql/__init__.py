@@ -23,7 +23,7 @@ from sqlglot.errors import ParseError
 from icefloe.catalog import Catalog
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.spark.sql import parse as p
-from icefloe.spark.sql.ddl import run_alter, run_create, run_drop
+from icefloe.spark.sql.ddl import run_alter, run_create, run_drop, run_namespace
 from icefloe.spark.sql.dml import run_delete, run_insert, run_merge, run_update
 from icefloe.spark.sql.procedures import run_call
 from icefloe.spark.sql.queries import replace_tables, run_query, to_sql
@@ -71,6 +71,8 @@ def sql(spark: SparkSession, statement: str, catalog: Catalog | str | None = Non
         return _maybe(spark, statement, tree, resolver, run_update)
     if isinstance(tree, exp.Merge):
         return _maybe(spark, statement, tree, resolver, run_merge)
+    if isinstance(tree, (exp.Create, exp.Drop)) and _namespace_in(tree, resolver):
+        return run_namespace(spark, tree, resolver)
     if isinstance(tree, exp.Create) and _creates_icefloe(tree, resolver):
         return run_create(spark, tree, resolver)
     if isinstance(tree, exp.Drop) and _drops_icefloe(tree, resolver):
@@ -80,10 +82,10 @@ def sql(spark: SparkSession, statement: str, catalog: Catalog | str | None = Non
     if isinstance(tree, exp.Describe) and describable(resolver, tree):
         return run_describe(spark, tree, resolver)
     if isinstance(tree, _QUERIES):
-        return run_query(spark, tree, resolver)  # type: ignore[arg-type]
+        return run_query(spark, tree, resolver)
     if isinstance(tree, exp.Command):
         return spark.sql(statement)
-    _refuse_icefloe_tables(tree, resolver)  # type: ignore[arg-type]
+    _refuse_icefloe_tables(tree, resolver)
     return spark.sql(statement)
 
 
@@ -106,6 +108,18 @@ def _maybe(
     return spark.sql(to_sql(replace_tables(spark, tree, resolver)))
 
 
+_NAMESPACE_KINDS = ("NAMESPACE", "DATABASE", "SCHEMA")
+
+
+def _namespace_in(tree: exp.Create | exp.Drop, resolver: Resolver) -> bool:
+    """CREATE / DROP NAMESPACE <icefloe catalog>.ns (without the catalog it is Spark's)."""
+    if str(tree.args.get("kind", "")).upper() not in _NAMESPACE_KINDS:
+        return False
+    node = (tree.args.get("tables") or [tree.this])[0] if isinstance(tree, exp.Drop) else tree.this
+    parts = name_parts(node) if isinstance(node, exp.Table) else []
+    return len(parts) >= 2 and parts[0].lower() == resolver.catalog.name.lower()
+
+
 def _creates_icefloe(tree: exp.Create, resolver: Resolver) -> bool:
     """CREATE TABLE ... USING iceberg (or no USING) in the icefloe catalog; CREATE VIEW on a
     catalog name (not a temporary view)."""
@@ -119,7 +133,7 @@ def _creates_icefloe(tree: exp.Create, resolver: Resolver) -> bool:
             isinstance(x, exp.TemporaryProperty)
             for x in (tree.args.get("properties") or exp.Properties()).expressions
         )
-        return not temporary and len(parts) >= 2
+        return not temporary and len(resolver.strip_catalog(parts)) >= 2 and resolver.has_views()
     if kind != "TABLE":
         return False
     formats = [
@@ -147,23 +161,13 @@ def _drops_icefloe(tree: exp.Drop, resolver: Resolver) -> bool:
         if (
             kind == "VIEW"
             and len(name_parts(node)) >= 2
-            and _has_views(resolver)
+            and resolver.has_views()
             and resolver.catalog.view_exists(identifier)
         ):
             return True
         if kind == "TABLE" and tree.args.get("exists") and len(resolver.strip_catalog(name_parts(node))) >= 2:
             return resolver.catalog.namespace_exists(".".join(resolver.strip_catalog(name_parts(node))[:-1]))
     return False
-
-
-def _has_views(resolver: Resolver) -> bool:
-    try:
-        resolver.catalog.list_views(())
-    except UnsupportedFeatureError:
-        return False
-    except Exception:
-        return True
-    return True
 
 
 def _refuse_icefloe_tables(tree: exp.Expression, resolver: Resolver) -> None:

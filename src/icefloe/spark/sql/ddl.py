@@ -27,7 +27,7 @@ from icefloe.spec import types as it
 from icefloe.spec.schema import Schema, assign_fresh_ids
 from icefloe.table.table import Table
 
-__all__ = ["run_alter", "run_create", "run_drop", "term"]
+__all__ = ["run_alter", "run_create", "run_drop", "run_namespace", "term"]
 
 #: Spark's partition transform names (and sqlglot's names for them) -> the term's function.
 _TRANSFORMS = {
@@ -193,6 +193,19 @@ def run_drop(spark: SparkSession, tree: exp.Drop, resolver: Resolver) -> DataFra
             resolver.forget(identifier)
         elif not tree.args.get("exists"):
             raise ValidationError(f"DROP TABLE: no table '{identifier}'")
+    return _empty(spark)
+
+
+def run_namespace(spark: SparkSession, tree: exp.Create | exp.Drop, resolver: Resolver) -> DataFrame:
+    """CREATE NAMESPACE [IF NOT EXISTS] cat.ns / DROP NAMESPACE [IF EXISTS] cat.ns."""
+    node = (tree.args.get("tables") or [tree.this])[0] if isinstance(tree, exp.Drop) else tree.this
+    namespace = ".".join(name_parts(node)[1:])
+    exists = resolver.catalog.namespace_exists(namespace)
+    if isinstance(tree, exp.Create):
+        if not (exists and tree.args.get("exists")):
+            resolver.catalog.create_namespace(namespace)
+    elif exists or not tree.args.get("exists"):
+        resolver.catalog.drop_namespace(namespace)
     return _empty(spark)
 
 

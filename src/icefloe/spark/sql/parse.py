@@ -19,7 +19,7 @@ the statements Iceberg's Spark extensions add; it hands those back as an opaque 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from sqlglot import TokenType, exp
 from sqlglot.dialects.spark import Spark
@@ -121,6 +121,13 @@ class IcebergSpark(Spark):
             "CREATE": lambda self: self._iceberg_create_ref(),
             "ALTER": lambda self: self._iceberg_alter(),
             "UNSET": lambda self: self._iceberg_unset(),
+        }
+        # Spark's temporalClause: FOR? (SYSTEM_VERSION | VERSION) AS OF, FOR? (SYSTEM_TIME | TIMESTAMP) AS OF
+        VERSION_PHRASES = {
+            **Spark.Parser.VERSION_PHRASES,
+            ("FOR", "SYSTEM_VERSION"): "VERSION",
+            ("SYSTEM_VERSION", "AS", "OF"): "VERSION",
+            ("SYSTEM_TIME", "AS", "OF"): "TIMESTAMP",
         }
         STATEMENT_PARSERS = {
             **Spark.Parser.STATEMENT_PARSERS,
@@ -284,11 +291,11 @@ class IcebergSpark(Spark):
 _DIALECT = IcebergSpark()
 
 
-def parse(statement: str) -> exp.Expr:
+def parse(statement: str) -> exp.Expression:
     """One statement as a sqlglot tree (a ``Command`` where even the extended dialect gives up)."""
     logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to Command" notes
     parsed = _DIALECT.parse(statement)
     statements = [p for p in parsed if p is not None]
     if len(statements) != 1:
         raise ValueError(f"expected one SQL statement, found {len(statements)}")
-    return statements[0]
+    return cast(exp.Expression, statements[0])

@@ -20,6 +20,7 @@ from sqlglot import exp
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.spark.read.frames import read
 from icefloe.spark.read.metadata_tables import metadata_table_frame
+from icefloe.spark.sql.parse import parse
 from icefloe.spark.sql.resolve import Resolver, TableRef, name_parts
 
 __all__ = ["ref_frame", "replace_tables", "run_query", "time_travel", "to_sql"]
@@ -81,7 +82,13 @@ def replace_tables(spark: SparkSession, tree: exp.Expression, resolver: Resolver
             return node
         ref = resolver.resolve(parts)
         if ref is None:
-            return node
+            view_sql = resolver.view_sql(parts)
+            if view_sql is None:
+                return node
+            # A catalog view: its SQL, with the icefloe tables it reads replaced in turn.
+            body = replace_tables(spark, parse(view_sql), resolver)
+            alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(parts[-1]))
+            return exp.Subquery(this=body, alias=alias)
         frame = ref_frame(spark, resolver, ref, time_travel(spark, node.args.get("version")))
         view = f"{_VIEW_PREFIX}{uuid.uuid4().hex}"
         frame.createOrReplaceTempView(view)

@@ -72,6 +72,30 @@ class Resolver:
         self._exists.pop(identifier, None)
         self._tables.pop(identifier, None)
 
+    def view_sql(self, parts: Sequence[str]) -> str | None:
+        """The Spark SQL of the catalog view ``parts`` names (None: no such view, or a catalog
+        without views)."""
+        parts = self.strip_catalog(parts)
+        if len(parts) < 2:
+            return None
+        identifier = ".".join(parts)
+        try:
+            if not self.catalog.view_exists(identifier):
+                return None
+            representation = self.catalog.load_view(identifier).sql_for("spark")
+        except (UnsupportedFeatureError, NoSuchNamespaceError):
+            return None
+        return representation.sql if representation is not None else None
+
+    def has_views(self) -> bool:
+        try:
+            self.catalog.list_views(())
+        except UnsupportedFeatureError:
+            return False
+        except Exception:
+            return True
+        return True
+
     def strip_catalog(self, parts: Sequence[str]) -> list[str]:
         """The parts without the catalog's name in front (``spark_catalog``-style prefixes)."""
         if len(parts) > 2 and parts[0].lower() == self.catalog.name.lower():

@@ -9,6 +9,8 @@ from icefloe.errors import ValidationError
 from icefloe.spark.sql.parse import ShowStatement
 from icefloe.spark.sql.resolve import Resolver, name_parts
 from icefloe.spark.types import to_spark_type
+from icefloe.spec.partitioning import PartitionField
+from icefloe.spec.schema import Schema
 from icefloe.table.table import Table
 
 __all__ = ["describable", "run_describe", "run_show"]
@@ -43,6 +45,22 @@ def _table(resolver: Resolver, node: exp.Expression) -> Table:
     return resolver.load(ref.identifier)
 
 
+def spark_term(part: PartitionField, schema: Schema) -> str:
+    """A partition field as Spark prints it: ``region``, ``bucket(4, id)``, ``days(ts)``."""
+    column = schema.find_column_name(part.source_id)
+    transform = part.transform
+    if transform.is_identity:
+        return str(column)
+    name = str(transform)
+    if "[" in name:  # bucket[4] / truncate[2]
+        base, width = name.rstrip("]").split("[")
+        return f"{base}({width}, {column})"
+    return f"{_PLURAL.get(name, name)}({column})"
+
+
+_PLURAL = {"year": "years", "month": "months", "day": "days", "hour": "hours"}
+
+
 def describable(resolver: Resolver, tree: exp.Describe) -> bool:
     return isinstance(tree.this, exp.Table) and resolver.resolve(name_parts(tree.this)) is not None
 
@@ -54,12 +72,25 @@ def run_describe(spark: SparkSession, tree: exp.Describe, resolver: Resolver) ->
     rows: list[tuple[str, str, str | None]] = []
     for field in table.schema().fields:
         rows.append((field.name, to_spark_type(field.field_type).simpleString(), field.doc))
-    spec = table.spec()
-    rows += [("", "", ""), ("# Partitioning", "", "")]
-    if not spec.fields:
-        rows.append(("Not partitioned", "", ""))
-    for i, part in enumerate(spec.fields):
-        rows.append((f"Part {i}", f"{part.transform}({table.schema().find_column_name(part.source_id)})", ""))
+    # Spark 3.5's DescribeTableExec: identity-only partitioning lists the partition columns,
+    # any other transform lists the terms.
+    schema = table.schema()
+    parts = [f for f in table.spec().fields if not f.transform.is_void]
+    if parts and all(f.transform.is_identity for f in parts):
+        rows += [("# Partition Information", "", ""), ("# col_name", "data_type", "comment")]
+        for part in parts:
+            source = schema.find_field(part.source_id)
+            assert source is not None
+            rows.append(
+                (
+                    str(schema.find_column_name(part.source_id)),
+                    to_spark_type(source.field_type).simpleString(),
+                    source.doc,
+                )
+            )
+    elif parts:
+        rows += [("", "", ""), ("# Partitioning", "", "")]
+        rows += [(f"Part {i}", spark_term(part, schema), "") for i, part in enumerate(parts)]
     if str(tree.args.get("style", "")).upper() in ("EXTENDED", "FORMATTED"):
         current = table.current_snapshot()
         rows += [
