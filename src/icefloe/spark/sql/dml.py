@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as st
 from sqlglot import exp
 
 from icefloe.errors import UnsupportedFeatureError, ValidationError
@@ -19,7 +21,9 @@ from icefloe.spark.rows.changes import delete, update
 from icefloe.spark.rows.merge import MergeBuilder, merge_into
 from icefloe.spark.sql.queries import replace_tables, to_sql
 from icefloe.spark.sql.resolve import Resolver, TableRef, name_parts
+from icefloe.spark.types import to_spark_type
 from icefloe.spark.write.frames import write
+from icefloe.spec.schema import Schema
 from icefloe.table.table import Table
 
 __all__ = ["run_delete", "run_insert", "run_merge", "run_update", "target"]
@@ -106,7 +110,7 @@ def run_insert(spark: SparkSession, tree: exp.Insert, resolver: Resolver) -> Dat
         raise ValidationError(
             f"INSERT into '{ref.identifier}': {len(df.columns)} values for {len(columns)} columns {columns}"
         )
-    df = df.toDF(*columns)
+    df = _typed_nulls(df.toDF(*columns), schema)
     for column, value in static.items():
         df = df.selectExpr("*", f"{value} AS `{column}`")
     branch = ref.ref
@@ -122,6 +126,17 @@ def run_insert(spark: SparkSession, tree: exp.Insert, resolver: Resolver) -> Dat
     else:
         write(df, table, "overwrite", branch=branch)
     return _empty(spark)
+
+
+def _typed_nulls(df: DataFrame, schema: Schema) -> DataFrame:
+    """Untyped NULL columns (``VALUES (NULL, ...)``) cast to the table column's type, as
+    Spark's store assignment does."""
+    by_name = {f.name.lower(): f for f in schema.fields}
+    for field in df.schema.fields:
+        target = by_name.get(field.name.lower())
+        if isinstance(field.dataType, st.NullType) and target is not None:
+            df = df.withColumn(field.name, F.lit(None).cast(to_spark_type(target.field_type)))
+    return df
 
 
 def run_delete(spark: SparkSession, tree: exp.Delete, resolver: Resolver) -> DataFrame:

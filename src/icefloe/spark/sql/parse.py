@@ -12,7 +12,7 @@ the statements Iceberg's Spark extensions add; it hands those back as an opaque 
 - ``ALTER TABLE t CREATE [OR REPLACE] BRANCH [IF NOT EXISTS] b [AS OF VERSION n]
   [RETAIN n DAYS] [WITH SNAPSHOT RETENTION [n SNAPSHOTS] [n DAYS]]``, the same for TAG,
   ``REPLACE BRANCH|TAG``, ``DROP BRANCH|TAG [IF EXISTS]``;
-- ``CALL cat.system.proc(name => value, ...)``;
+- ``CALL cat.system.proc(name => value, ...)``; ``REPLACE TABLE ... AS SELECT``;
 - ``SHOW NAMESPACES|DATABASES [IN ns]``, ``SHOW TABLES [IN ns]``, ``SHOW TBLPROPERTIES t [(key)]``.
 """
 
@@ -132,6 +132,7 @@ class IcebergSpark(Spark):
         STATEMENT_PARSERS = {
             **Spark.Parser.STATEMENT_PARSERS,
             TokenType.SHOW: lambda self: self._parse_show(),
+            TokenType.REPLACE: lambda self: self._parse_create(),  # REPLACE TABLE ... AS SELECT
         }
         SHOW_PARSERS = {
             "NAMESPACES": lambda self: self._iceberg_show("namespaces"),
