@@ -101,6 +101,13 @@ def test_ddl_extensions_and_procedures(spark: SparkSession, catalog: Catalog) ->
     q("DROP TABLE db.c PURGE")
     assert not catalog.table_exists("db.c")
 
+    # catalog views: created from a query, read (joined) like a table, dropped
+    q("CREATE VIEW db.big AS SELECT id, label FROM db.s WHERE id > 1")
+    assert catalog.view_exists("db.big")
+    assert _rows(q("SELECT v.label FROM db.big v JOIN db.s s ON v.id = s.id")) == [("b",), ("c",)]
+    q("DROP VIEW db.big")
+    assert not catalog.view_exists("db.big")
+
     with pytest.raises(UnsupportedFeatureError, match="migrate"):
         q("CALL system.migrate('db.s')")
     with pytest.raises(ValidationError, match="no parameter 'bogus'"):

@@ -89,10 +89,10 @@ class Resolver:
 
     def has_views(self) -> bool:
         try:
-            self.catalog.list_views(())
+            self.catalog.view_exists("_icefloe_probe._icefloe_probe")
         except UnsupportedFeatureError:
             return False
-        except Exception:
+        except (NoSuchNamespaceError, ValueError):
             return True
         return True
 
