@@ -71,7 +71,7 @@ CREATE TABLE {cat}.db.c2 USING iceberg PARTITIONED BY (cat) TBLPROPERTIES ('form
 SELECT cat, count(*) FROM {cat}.db.c2 GROUP BY cat;
 REPLACE TABLE {cat}.db.c USING iceberg AS SELECT id, upper(d) AS d2 FROM {cat}.db.c WHERE id > 2;
 SELECT * FROM {cat}.db.c;
-CREATE OR REPLACE TABLE {cat}.db.c2 USING iceberg AS SELECT 1 AS one, 'x' AS letter;
+CREATE OR REPLACE TABLE {cat}.db.c2 USING iceberg PARTITIONED BY (cat) AS SELECT id, 'replaced' AS data, cat FROM {cat}.db.t WHERE id > 5;
 SELECT * FROM {cat}.db.c2;
 DROP TABLE {cat}.db.c2;
 DROP TABLE IF EXISTS {cat}.db.c2;

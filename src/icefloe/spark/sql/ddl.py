@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from icefloe.errors import TableAlreadyExistsError, UnsupportedFeatureError, ValidationError
 from icefloe.spark.sql import parse as p
-from icefloe.spark.sql.queries import replace_tables, to_sql
+from icefloe.spark.sql.queries import empty_result, replace_tables, to_sql
 from icefloe.spark.sql.resolve import Resolver, name_parts
 from icefloe.spark.types import iceberg_type_from_spark, schema_from_spark
 from icefloe.spark.write.frames import write
@@ -141,7 +141,7 @@ def run_create(spark: SparkSession, tree: exp.Create, resolver: Resolver) -> Dat
     resolver.forget(identifier)
     if exists and not replace:
         if tree.args.get("exists"):
-            return _empty(spark)
+            return empty_result(spark)
         raise TableAlreadyExistsError(f"table '{identifier}' already exists")
     if exists:
         txn = resolver.catalog.replace_table_transaction(identifier, schema, **options)
@@ -156,7 +156,7 @@ def run_create(spark: SparkSession, tree: exp.Create, resolver: Resolver) -> Dat
             if not exists:  # CTAS is all or nothing
                 resolver.catalog.drop_table(identifier, purge=True)
             raise
-    return _empty(spark)
+    return empty_result(spark)
 
 
 def _create_view(spark: SparkSession, tree: exp.Create, resolver: Resolver) -> DataFrame:
@@ -166,7 +166,7 @@ def _create_view(spark: SparkSession, tree: exp.Create, resolver: Resolver) -> D
     schema = assign_fresh_ids(schema_from_spark(df.schema), itertools.count(1).__next__)
     if resolver.catalog.view_exists(identifier):
         if tree.args.get("exists"):
-            return _empty(spark)
+            return empty_result(spark)
         if not tree.args.get("replace"):
             raise TableAlreadyExistsError(f"view '{identifier}' already exists")
         resolver.catalog.drop_view(identifier)
@@ -174,7 +174,7 @@ def _create_view(spark: SparkSession, tree: exp.Create, resolver: Resolver) -> D
     resolver.catalog.create_view(
         identifier, schema, to_sql(query), dialect="spark", default_namespace=namespace
     )
-    return _empty(spark)
+    return empty_result(spark)
 
 
 def run_drop(spark: SparkSession, tree: exp.Drop, resolver: Resolver) -> DataFrame:
@@ -193,7 +193,7 @@ def run_drop(spark: SparkSession, tree: exp.Drop, resolver: Resolver) -> DataFra
             resolver.forget(identifier)
         elif not tree.args.get("exists"):
             raise ValidationError(f"DROP TABLE: no table '{identifier}'")
-    return _empty(spark)
+    return empty_result(spark)
 
 
 def run_namespace(spark: SparkSession, tree: exp.Create | exp.Drop, resolver: Resolver) -> DataFrame:
@@ -206,11 +206,7 @@ def run_namespace(spark: SparkSession, tree: exp.Create | exp.Drop, resolver: Re
             resolver.catalog.create_namespace(namespace)
     elif exists or not tree.args.get("exists"):
         resolver.catalog.drop_namespace(namespace)
-    return _empty(spark)
-
-
-def _empty(spark: SparkSession) -> DataFrame:
-    return spark.sql("SELECT 1 AS _ WHERE false").drop("_")
+    return empty_result(spark)
 
 
 def _column_name(node: exp.Expression) -> str:
@@ -231,13 +227,13 @@ def run_alter(spark: SparkSession, tree: exp.Alter, resolver: Resolver) -> DataF
     if renames:
         resolver.catalog.rename_table(ref.identifier, resolver.identifier(name_parts(renames[0].this)))
         resolver.forget(ref.identifier)
-        return _empty(spark)
+        return empty_result(spark)
     txn = table.new_transaction()
     for action in actions:
         _alter(spark, txn, table, action)
     txn.commit_transaction()
     resolver.forget(ref.identifier)
-    return _empty(spark)
+    return empty_result(spark)
 
 
 def _alter(spark: SparkSession, txn: Any, table: Table, action: exp.Expression) -> None:

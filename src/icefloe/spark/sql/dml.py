@@ -19,7 +19,7 @@ from sqlglot import exp
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.spark.rows.changes import delete, update
 from icefloe.spark.rows.merge import MergeBuilder, merge_into
-from icefloe.spark.sql.queries import replace_tables, to_sql
+from icefloe.spark.sql.queries import empty_result, replace_tables, to_sql
 from icefloe.spark.sql.resolve import Resolver, TableRef, name_parts
 from icefloe.spark.types import to_spark_type
 from icefloe.spark.write.frames import write
@@ -67,10 +67,6 @@ def _expression(
     return to_sql(replace_tables(spark, _requalify(tree, names), resolver))
 
 
-def _empty(spark: SparkSession) -> DataFrame:
-    return spark.sql("SELECT 1 AS _ WHERE false").drop("_")
-
-
 def _no_branch(ref: TableRef, statement: str) -> None:
     if ref.ref is not None:
         raise UnsupportedFeatureError(
@@ -116,7 +112,7 @@ def run_insert(spark: SparkSession, tree: exp.Insert, resolver: Resolver) -> Dat
     branch = ref.ref
     if not tree.args.get("overwrite"):
         write(df, table, "append", branch=branch)
-        return _empty(spark)
+        return empty_result(spark)
     mode = str(spark.conf.get(_OVERWRITE_MODE, "static") or "static").lower()
     if mode == "dynamic" and (dynamic_columns or not static) and table.spec().fields:
         write(df, table, "overwrite-partitions", branch=branch)
@@ -125,7 +121,7 @@ def run_insert(spark: SparkSession, tree: exp.Insert, resolver: Resolver) -> Dat
         write(df, table, "overwrite", where=where, branch=branch)
     else:
         write(df, table, "overwrite", branch=branch)
-    return _empty(spark)
+    return empty_result(spark)
 
 
 def _typed_nulls(df: DataFrame, schema: Schema) -> DataFrame:
@@ -145,7 +141,7 @@ def run_delete(spark: SparkSession, tree: exp.Delete, resolver: Resolver) -> Dat
     where = tree.args.get("where")
     condition = _expression(spark, where.this if where else None, resolver, {alias.lower(): None})
     delete(spark, table, where=condition)
-    return _empty(spark)
+    return empty_result(spark)
 
 
 def run_update(spark: SparkSession, tree: exp.Update, resolver: Resolver) -> DataFrame:
@@ -162,7 +158,7 @@ def run_update(spark: SparkSession, tree: exp.Update, resolver: Resolver) -> Dat
         set=assignments,
         where=_expression(spark, where.this if where else None, resolver, names),
     )
-    return _empty(spark)
+    return empty_result(spark)
 
 
 def _merge_source(spark: SparkSession, using: exp.Expression, resolver: Resolver) -> tuple[DataFrame, str]:
@@ -219,4 +215,4 @@ def run_merge(spark: SparkSession, tree: exp.Merge, resolver: Resolver) -> DataF
         else:
             raise UnsupportedFeatureError(f"MERGE clause 'THEN {to_sql(then)}' is not supported")
     builder.merge()
-    return _empty(spark)
+    return empty_result(spark)

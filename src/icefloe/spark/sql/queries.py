@@ -23,9 +23,14 @@ from icefloe.spark.read.metadata_tables import metadata_table_frame
 from icefloe.spark.sql.parse import parse
 from icefloe.spark.sql.resolve import Resolver, TableRef, name_parts
 
-__all__ = ["ref_frame", "replace_tables", "run_query", "time_travel", "to_sql"]
+__all__ = ["empty_result", "ref_frame", "replace_tables", "run_query", "time_travel", "to_sql"]
 
 _VIEW_PREFIX = "_icefloe_"
+
+
+def empty_result(spark: SparkSession) -> DataFrame:
+    """What a statement without result rows returns (as ``spark.sql`` does for them)."""
+    return spark.sql("SELECT 1 AS _ WHERE false").drop("_")
 
 
 def to_sql(tree: exp.Expression) -> str:
