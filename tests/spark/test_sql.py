@@ -28,6 +28,7 @@ def _table_rows(catalog: Catalog, name: str, **scan: str) -> list[tuple[Any, ...
     return sorted(tuple(r.values()) for r in s.to_arrow().to_pylist())
 
 
+@pytest.mark.slow
 @pytest.mark.every_session
 def test_queries_writes_and_time_travel(spark: SparkSession, catalog: Catalog) -> None:
     def q(statement: str) -> DataFrame:

@@ -17,6 +17,7 @@ def _rows(df: DataFrame) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in df.collect())
 
 
+@pytest.mark.slow
 def test_ddl_extensions_and_procedures(spark: SparkSession, catalog: Catalog) -> None:
     def q(statement: str) -> DataFrame:
         return isp.sql(spark, statement, catalog=catalog)

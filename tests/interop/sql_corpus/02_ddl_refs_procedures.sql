@@ -144,6 +144,6 @@ SELECT * FROM {cat}.db.u;
 -- @no-result
 CALL {cat}.system.remove_orphan_files(table => 'db.u', dry_run => true);
 SELECT * FROM {cat}.db.u;
-SELECT count(*) FROM {cat}.db.t.snapshots WHERE operation = 'replace';
+SELECT count(*) FROM {cat}.db.t.snapshots WHERE operation IN ('append', 'overwrite', 'delete');
 DROP TABLE {cat}.db.k PURGE;
 SELECT sum(record_count) FROM {cat}.db.o.files;
