@@ -12,6 +12,7 @@ from icefloe.spark.read.frames import read
 from icefloe.spark.rows.changes import delete, update
 from icefloe.spark.rows.merge import merge_into
 from icefloe.spark.session import configure_reads, local_session
+from icefloe.spark.sql import sql
 from icefloe.spark.write.frames import write
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "merge_into",
     "read",
     "register",
+    "sql",
     "update",
     "write",
 ]

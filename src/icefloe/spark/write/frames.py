@@ -77,7 +77,12 @@ _DESCRIPTION = "file binary"
 
 
 def write(
-    df: DataFrame, table: Table | str, mode: str = "append", where: Expression | str | Column | None = None
+    df: DataFrame,
+    table: Table | str,
+    mode: str = "append",
+    where: Expression | str | Column | None = None,
+    *,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Write a DataFrame's rows to a table in one snapshot (returned; None when there were no
     rows and nothing needed committing).
@@ -93,12 +98,14 @@ def write(
             a Spark column or an icefloe expression. When all of it converts to an Iceberg
             filter, the table's metadata decides which files it replaces; otherwise Spark
             counts each candidate file's matching rows first.
+        branch: commit to this branch (created if missing) instead of ``main``.
 
     Raises:
         ValidationError: an unknown mode, columns that do not fit the table, a ``where``
             with another mode.
         ValidationException: ``where`` matches some but not all rows of a data file (nothing
             is written).
+        ValidationError: a branch with an overwrite whose ``where`` is not an Iceberg filter.
         Any error of the Spark job or the commit, after deleting every file the job wrote.
     """
     if mode not in MODES:
@@ -106,12 +113,20 @@ def write(
     if where is not None and mode != "overwrite":
         raise ValidationError(f"where= is only for mode='overwrite', not '{mode}'")
     resolved = resolve_table(table)
-    scope = None if where is None else overwrite_scope(df.sparkSession, resolved, where)
+    scope: OverwriteScope | Expression | str | None
+    if branch is not None and where is not None:
+        if isinstance(where, Column):
+            raise ValidationError("an overwrite of a branch takes an Iceberg filter, not a Spark column")
+        scope = where  # judged on the branch's own files by the commit
+    else:
+        scope = None if where is None else overwrite_scope(df.sparkSession, resolved, where)
     files, cleanup = write_data_frame(df, resolved)
     with removed_unless_committed(lambda: cleanup(committed=())):
-        if not commit_files(resolved, files, mode, where=scope):
+        if not commit_files(resolved, files, mode, where=scope, branch=branch):
             return None
     cleanup(committed=[f.file_path for f in files])
+    if branch is not None:
+        return resolved.snapshot(branch)
     return resolved.current_snapshot()
 
 
