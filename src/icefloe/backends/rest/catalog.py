@@ -295,11 +295,18 @@ class RestCatalogBackend(CatalogBackend):
     # ---- tables -----------------------------------------------------------------------------
 
     def list_tables(self, namespace: str | Sequence[str]) -> list[tuple[str, ...]]:
-        if Endpoint.LIST_TABLES not in self.endpoints:
+        return self._list_identifiers(Endpoint.LIST_TABLES, namespace, "tables")
+
+    def _list_identifiers(
+        self, endpoint: str, namespace: str | Sequence[str], kind: str
+    ) -> list[tuple[str, ...]]:
+        """The identifiers of a namespace's ``kind`` (``tables`` or ``views``), every page;
+        none when the server does not advertise ``endpoint``."""
+        if endpoint not in self.endpoints:
             return []
         levels = parse_namespace(namespace)
         items = self._paged(
-            f"{self._namespace_url(levels)}/tables", "identifiers", what="listing tables", kind="namespace"
+            f"{self._namespace_url(levels)}/{kind}", "identifiers", what=f"listing {kind}", kind="namespace"
         )
         return sorted((*i.get("namespace", []), i["name"]) for i in items)
 
@@ -568,13 +575,7 @@ class RestCatalogBackend(CatalogBackend):
     # ---- views ------------------------------------------------------------------------------
 
     def list_views(self, namespace: str | Sequence[str]) -> list[tuple[str, ...]]:
-        if Endpoint.LIST_VIEWS not in self.endpoints:
-            return []
-        levels = parse_namespace(namespace)
-        items = self._paged(
-            f"{self._namespace_url(levels)}/views", "identifiers", what="listing views", kind="namespace"
-        )
-        return sorted((*i.get("namespace", []), i["name"]) for i in items)
+        return self._list_identifiers(Endpoint.LIST_VIEWS, namespace, "views")
 
     def _view(self, ident: tuple[str, ...], body: Any, where: str) -> LoadedView:
         result = read_load_view_result(body, where=where)
