@@ -256,3 +256,34 @@ def test_merge_prunes_target_files_by_the_condition(spark: object, catalog: Cata
     assert (3, "a", 30.0) in rows
     assert (15, "b", 15.0) in rows and (15, "c", 150.0) in rows  # 15 is in partition b: no match
     assert len(rows) == 21
+
+
+def test_row_changes_on_a_branch(spark: object, catalog: Catalog) -> None:
+    """delete / update / merge_into with ``branch=`` read the branch's head and commit to it;
+    on v3 a second delete in a file merges with the branch's deletion vector, not main's."""
+    table = _table(catalog, 3, "merge-on-read")
+    main_rows = _rows(table)
+    main_head = table.current_snapshot().snapshot_id
+    isp.delete(spark, table, "id = 1", branch="dev")  # creates dev from main
+    isp.delete(spark, table, "id = 2", branch="dev")
+    isp.update(spark, table, set={"amount": "amount + 100"}, where="id = 3", branch="dev")
+    source = spark.createDataFrame([(4, "a", -4.0), (50, "b", 50.0)], "id long, g string, amount double")  # type: ignore[attr-defined]
+    isp.merge_into(
+        source, table, "t.id = s.id", branch="dev"
+    ).when_matched().update_all().when_not_matched().insert_all().merge()
+
+    assert table.current_snapshot().snapshot_id == main_head and _rows(table) == main_rows
+    dev = sorted(tuple(r.values()) for r in table.new_scan().use_ref("dev").to_arrow().to_pylist())
+    expected = {r[0]: r for r in main_rows if r[0] not in (1, 2)}
+    expected[3] = (3, "a", 103.0)
+    expected[4] = (4, "a", -4.0)
+    expected[50] = (50, "b", 50.0)
+    assert dev == sorted(expected.values())
+    dev_tasks = table.new_scan().use_ref("dev").plan_files()
+    vectors = [d for t in dev_tasks for d in t.deletes]
+    assert all(d.file_format == FileFormat.PUFFIN for d in vectors)
+    # one vector per data file: the second delete merged into the first
+    assert len({d.referenced_data_file for d in vectors}) == len(vectors)
+    table.manage_snapshots().create_tag("t1", main_head).commit()
+    with pytest.raises(ValidationError, match="tag"):
+        isp.delete(spark, table, "id = 5", branch="t1")

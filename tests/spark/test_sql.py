@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from icefloe import Catalog
 from icefloe import spark as isp
-from icefloe.errors import UnsupportedFeatureError
+from icefloe.errors import UnsupportedFeatureError, ValidationError
 
 
 def _rows(df: DataFrame) -> list[tuple[Any, ...]]:
@@ -95,8 +95,27 @@ def test_queries_writes_and_time_travel(spark: SparkSession, catalog: Catalog) -
     assert _rows(q("SELECT id FROM db.t WHERE id > 10")) == [(11,)]
     assert _rows(q("SELECT name, type FROM db.t.refs")) == [("dev", "BRANCH"), ("main", "BRANCH")]
 
-    with pytest.raises(UnsupportedFeatureError, match="branch"):
-        q("DELETE FROM db.t.branch_dev WHERE id = 20")
+    # row changes on the branch (delete: merge-on-read; update and merge: copy-on-write)
+    # leave main as it was
+    main_before = _table_rows(catalog, "db.t")
+    q("DELETE FROM db.t.branch_dev WHERE id = 4")
+    q("UPDATE db.t.branch_dev SET s = 'dev2' WHERE id = 20")
+    q(
+        "MERGE INTO db.t.branch_dev t USING (SELECT 10 AS id, 'm' AS s, 'x' AS p UNION ALL "
+        "SELECT 30, 'n', 'y') s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert _table_rows(catalog, "db.t", ref="dev") == [
+        (10, "m", "x"),
+        (11, "eleven", "z"),
+        (20, "dev2", "x"),
+        (30, "n", "y"),
+    ]
+    assert _table_rows(catalog, "db.t") == main_before
+    dev_ops = [s.operation for s in catalog.load_table("db.t").snapshots()][-3:]
+    assert dev_ops == ["delete", "overwrite", "overwrite"]
+    q("ALTER TABLE db.t CREATE TAG frozen")
+    with pytest.raises(ValidationError, match="tag"):
+        q("DELETE FROM db.t.tag_frozen WHERE id = 20")
     with pytest.raises(UnsupportedFeatureError, match="nope"):
         q("SELECT * FROM db.t.nope")
     # Spark's own statements pass through

@@ -34,6 +34,7 @@ from icefloe.table.rows.row_changes import (
     MERGE_ON_READ,
     FoundRows,
     WrittenFiles,
+    branch_head,
     change_isolation,
     change_mode,
     commit_row_change,
@@ -44,9 +45,12 @@ from icefloe.table.table import Table
 __all__ = ["apply_change", "delete", "update"]
 
 
-def _plan(table: Table, row_filter: Expression) -> tuple[Snapshot | None, list[FileScanTask]]:
+def _plan(
+    table: Table, row_filter: Expression, branch: str | None
+) -> tuple[Snapshot | None, list[FileScanTask]]:
+    """The head of ``branch`` (None: main) and its tasks matching ``row_filter``."""
     metadata = table.metadata
-    snapshot = metadata.current_snapshot()
+    snapshot = branch_head(metadata, branch)
     if snapshot is None:
         return None, []
     return snapshot, plan_files(table.io(), metadata, snapshot, row_filter, schema=metadata.schema())
@@ -95,6 +99,7 @@ def apply_change(
     new_rows: DataFrame | None,
     conflict_filter: Expression,
     new_rows_file_column: str | None = None,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Commit a change: ``changed`` (live rows with file and position) go away, ``new_rows``
     (table columns) come in; files in ``whole`` go away unread.
@@ -106,6 +111,7 @@ def apply_change(
         tasks: the planned tasks ``changed`` came from.
         new_rows_file_column: a column of ``new_rows`` naming the file a row's old version
             came from (a copy-on-write update clusters by it), not written.
+        branch: the branch committed to (None: main); ``snapshot`` is its head.
     """
     metadata = table.metadata
     mode, isolation = change_mode(metadata, kind), change_isolation(metadata, kind)
@@ -176,6 +182,7 @@ def apply_change(
             isolation=isolation,
             conflict_filter=conflict_filter,
             new_rows=added,
+            branch=branch,
         )
     committed = [f.file_path for f in [*written.data, *added]]
     for cleanup in cleanups:
@@ -196,7 +203,11 @@ def _split_whole(tasks: Sequence[FileScanTask]) -> tuple[list[Any], list[FileSca
 
 
 def delete(
-    spark: SparkSession, table: Table | str, where: Expression | str | Column | None = None
+    spark: SparkSession,
+    table: Table | str,
+    where: Expression | str | Column | None = None,
+    *,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Delete the rows matching ``where`` (rows where it is null stay); returns the snapshot
     committed, or None when no row matched.
@@ -207,11 +218,13 @@ def delete(
             expression; None deletes every row. Spark evaluates it on the rows; the part that
             converts to an Iceberg filter prunes the files read, and when all of it converts,
             files whose every row matches are removed without being read.
+        branch: change that branch (its head is read and committed to) instead of main; a
+            branch that does not exist yet is created from the current snapshot, as Java does.
     """
     resolved = resolve_table(table)
     condition = table_condition(spark, resolved.metadata.schema(), where)
     row_filter = condition.pushed
-    snapshot, tasks = _plan(resolved, row_filter)
+    snapshot, tasks = _plan(resolved, row_filter, branch)
     whole, rest = _split_whole(tasks) if condition.exact else ([], list(tasks))
     changed = _live_rows(spark, resolved, rest).filter(_matching(condition))
     return apply_change(
@@ -224,6 +237,7 @@ def delete(
         changed=changed,
         new_rows=None,
         conflict_filter=row_filter,
+        branch=branch,
     )
 
 
@@ -232,11 +246,13 @@ def update(
     table: Table | str,
     set: Mapping[str, str | Column],
     where: Expression | str | Column | None = None,
+    *,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Set columns of the rows matching ``where`` to Spark SQL expressions of the row
     (``{"amount": "amount * 2"}``); returns the snapshot, or None when no row matched.
 
-    ``where`` is what :func:`delete` takes."""
+    ``where`` and ``branch`` are what :func:`delete` takes."""
     resolved = resolve_table(table)
     schema = resolved.metadata.schema()
     names = {f.name.lower(): f.name for f in schema.fields}
@@ -246,7 +262,7 @@ def update(
     assignments = {names[c.lower()]: (F.expr(e) if isinstance(e, str) else e) for c, e in set.items()}
     condition = table_condition(spark, schema, where)
     row_filter = condition.pushed
-    snapshot, tasks = _plan(resolved, row_filter)
+    snapshot, tasks = _plan(resolved, row_filter, branch)
     changed = _live_rows(spark, resolved, tasks).filter(_matching(condition))
     updated = changed.select(
         *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
@@ -263,4 +279,5 @@ def update(
         new_rows=updated,
         conflict_filter=row_filter,
         new_rows_file_column=FILE_COLUMN,
+        branch=branch,
     )

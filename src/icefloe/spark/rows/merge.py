@@ -37,6 +37,7 @@ from icefloe.spark.rows.changes import apply_change
 from icefloe.spark.rows.conditions import merge_target_filter
 from icefloe.spark.tables import resolve_table
 from icefloe.spec.snapshots import Snapshot
+from icefloe.table.rows.row_changes import branch_head
 from icefloe.table.table import Table
 
 __all__ = ["MergeBuilder", "merge_into"]
@@ -101,6 +102,7 @@ class MergeBuilder:
     table: Table
     condition: str | Column
     clauses: list[_Clause] = field(default_factory=list)
+    branch: str | None = None  # the branch read and committed to (None: main)
 
     def when_matched(self, condition: str | Column | None = None) -> _ClauseBuilder:
         return _ClauseBuilder(self, _Clause("matched", condition))
@@ -124,7 +126,7 @@ class MergeBuilder:
         spark = self.source.sparkSession
         metadata = table.metadata
         schema = metadata.schema()
-        snapshot = metadata.current_snapshot()
+        snapshot = branch_head(metadata, self.branch)
         kinds = {c.kind for c in self.clauses}
         # Target rows only a NOT MATCHED BY SOURCE clause acts on need the whole table; else
         # only target rows that can match are read: what the condition says of the target's
@@ -188,6 +190,7 @@ class MergeBuilder:
                 changed=changed,
                 new_rows=new_rows,
                 conflict_filter=target_filter,
+                branch=self.branch,
             )
         finally:
             acted.unpersist()
@@ -261,6 +264,10 @@ def _column(value: str | Column) -> Column:
     return F.expr(value) if isinstance(value, str) else value
 
 
-def merge_into(source: DataFrame, table: Table | str, condition: str | Column) -> MergeBuilder:
-    """Start a MERGE INTO ``table`` (alias ``t``) from ``source`` (alias ``s``) on ``condition``."""
-    return MergeBuilder(source, resolve_table(table), condition)
+def merge_into(
+    source: DataFrame, table: Table | str, condition: str | Column, *, branch: str | None = None
+) -> MergeBuilder:
+    """Start a MERGE INTO ``table`` (alias ``t``) from ``source`` (alias ``s``) on ``condition``;
+    with ``branch``, the merge reads that branch's head and commits to it (created from the
+    current snapshot when it does not exist, as Java does)."""
+    return MergeBuilder(source, resolve_table(table), condition, branch=branch)

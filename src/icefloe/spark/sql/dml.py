@@ -67,13 +67,6 @@ def _expression(
     return to_sql(replace_tables(spark, _requalify(tree, names), resolver))
 
 
-def _no_branch(ref: TableRef, statement: str) -> None:
-    if ref.ref is not None:
-        raise UnsupportedFeatureError(
-            f"{statement} on a branch ('{ref.identifier}.branch_{ref.ref}') is not supported yet"
-        )
-
-
 def run_insert(spark: SparkSession, tree: exp.Insert, resolver: Resolver) -> DataFrame:
     """INSERT INTO / INSERT OVERWRITE [PARTITION (...)] [(columns)] query-or-VALUES."""
     node = tree.this
@@ -137,16 +130,14 @@ def _typed_nulls(df: DataFrame, schema: Schema) -> DataFrame:
 
 def run_delete(spark: SparkSession, tree: exp.Delete, resolver: Resolver) -> DataFrame:
     table, ref, alias = target(resolver, tree.this, "DELETE FROM")
-    _no_branch(ref, "DELETE FROM")
     where = tree.args.get("where")
     condition = _expression(spark, where.this if where else None, resolver, {alias.lower(): None})
-    delete(spark, table, where=condition)
+    delete(spark, table, where=condition, branch=ref.ref)
     return empty_result(spark)
 
 
 def run_update(spark: SparkSession, tree: exp.Update, resolver: Resolver) -> DataFrame:
     table, ref, alias = target(resolver, tree.this, "UPDATE")
-    _no_branch(ref, "UPDATE")
     names: dict[str, str | None] = {alias.lower(): None}
     assignments: dict[str, Any] = {}
     for eq in tree.expressions:
@@ -157,6 +148,7 @@ def run_update(spark: SparkSession, tree: exp.Update, resolver: Resolver) -> Dat
         table,
         set=assignments,
         where=_expression(spark, where.this if where else None, resolver, names),
+        branch=ref.ref,
     )
     return empty_result(spark)
 
@@ -178,11 +170,10 @@ def _merge_source(spark: SparkSession, using: exp.Expression, resolver: Resolver
 def run_merge(spark: SparkSession, tree: exp.Merge, resolver: Resolver) -> DataFrame:
     """MERGE INTO t USING source ON ... WHEN [NOT] MATCHED [BY SOURCE|TARGET] [AND ...] THEN ..."""
     table, ref, alias = target(resolver, tree.this, "MERGE INTO")
-    _no_branch(ref, "MERGE INTO")
     source, source_alias = _merge_source(spark, tree.args["using"], resolver)
     names: dict[str, str | None] = {alias.lower(): "t", source_alias.lower(): "s"}
     on = _expression(spark, tree.args["on"], resolver, names)
-    builder: MergeBuilder = merge_into(source, table, on or "true")
+    builder: MergeBuilder = merge_into(source, table, on or "true", branch=ref.ref)
     whens = tree.args.get("whens")
     for when in whens.expressions if whens is not None else []:
         condition = _expression(spark, when.args.get("condition"), resolver, names)
