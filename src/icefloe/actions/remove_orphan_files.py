@@ -9,24 +9,17 @@ recursively through the FileIO's Arrow filesystem, and the orphans are deleted o
 from __future__ import annotations
 
 import datetime as dt
-import time
 from collections.abc import Callable, Mapping
 
 import pyarrow.fs as pafs
 
 from icefloe.catalog.resolve import resolve_table
-from icefloe.io import FileIO, strip_trailing_slash
+from icefloe.io import FileIO
 from icefloe.scan import decoded_manifests, manifest_list
 from icefloe.spec.manifest import ManifestFile
 from icefloe.spec.table_metadata import TableMetadata
-from icefloe.table.maintenance.compaction import ProgressLine
-from icefloe.table.maintenance.orphans import (
-    OrphanRules,
-    check_gc_for_orphans,
-    hidden,
-    hidden_exceptions,
-    metadata_paths,
-)
+from icefloe.table.maintenance.orphan_removal import OrphanSteps, remove_orphans
+from icefloe.table.maintenance.orphans import hidden, metadata_paths
 from icefloe.table.maintenance.reachable_files import delete_files
 from icefloe.table.maintenance.results import RemoveOrphanFilesResult
 from icefloe.table.table import Table
@@ -65,40 +58,17 @@ def remove_orphan_files(
             mismatch (nothing is deleted).
         ValidationError: bad arguments.
     """
-    resolved = resolve_table(table)
-    resolved.refresh()  # judge against the newest metadata
-    metadata = resolved.metadata
-    check_gc_for_orphans(metadata)
-    rules = OrphanRules.parse(
+    return remove_orphans(
+        resolve_table(table),
+        OrphanSteps(reachable=reachable_paths, listed=list_files, delete=delete_files),
         older_than=older_than,
+        location=location,
+        dry_run=dry_run,
         equal_schemes=equal_schemes,
         equal_authorities=equal_authorities,
         prefix_mismatch_mode=prefix_mismatch_mode,
-        dry_run=dry_run,
-        table_name=resolved.name(),
+        progress=progress,
     )
-    root = strip_trailing_slash(location if location is not None else metadata.location)
-    io = resolved.io()
-
-    started = time.perf_counter()
-    reachable = reachable_paths(io, metadata, resolved.metadata_location)
-    if progress is not None:
-        progress(f"{len(reachable)} files reachable from metadata ({time.perf_counter() - started:.1f}s)")
-    started = time.perf_counter()
-    listed = list_files(io, root, hidden_exceptions(metadata))
-    if progress is not None:
-        progress(f"listed {len(listed)} files under {root} ({time.perf_counter() - started:.1f}s)")
-    orphans = rules.orphans(listed, reachable)
-    result = RemoveOrphanFilesResult(orphan_file_locations=orphans)
-    if dry_run or not orphans:
-        return result
-    result.failed_deletes = sorted(delete_files(io, orphans))
-    if progress is not None:
-        deleted = len(orphans) - len(result.failed_deletes)
-        progress(
-            ProgressLine(f"deleted {deleted} orphan files", step="files", done=deleted, total=len(orphans))
-        )
-    return result
 
 
 def reachable_paths(io: FileIO, metadata: TableMetadata, current: str | None) -> set[str]:

@@ -10,14 +10,13 @@ in Spark tasks.
 from __future__ import annotations
 
 import datetime as dt
-import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pyarrow.fs as pafs
 from pyspark.sql import SparkSession
 
-from icefloe.io import FileIO, strip_trailing_slash
+from icefloe.io import FileIO
 from icefloe.io.encryption import manifest_list_keys
 from icefloe.manifests import read_manifest_list
 from icefloe.manifests.reader import manifest_records, read_manifest_bytes
@@ -28,14 +27,8 @@ from icefloe.spark.tables import resolve_table
 from icefloe.spec.manifest import ManifestFile
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
-from icefloe.table.maintenance.orphans import (
-    PREFIX_MISMATCH_MODES,
-    OrphanRules,
-    check_gc_for_orphans,
-    hidden,
-    hidden_exceptions,
-    metadata_paths,
-)
+from icefloe.table.maintenance.orphan_removal import OrphanSteps, remove_orphans
+from icefloe.table.maintenance.orphans import PREFIX_MISMATCH_MODES, hidden, metadata_paths
 from icefloe.table.maintenance.results import RemoveOrphanFilesResult
 from icefloe.table.table import Table
 
@@ -83,43 +76,22 @@ def remove_orphan_files(
             mismatch (nothing is deleted).
         ValidationError: bad arguments.
     """
-    resolved = resolve_table(table)
-    resolved.refresh()  # judge against the newest metadata
-    metadata = resolved.metadata
-    check_gc_for_orphans(metadata)
-    rules = OrphanRules.parse(
+    slices = parallelism or jobs_parallelism(spark)
+    return remove_orphans(
+        resolve_table(table),
+        OrphanSteps(
+            reachable=lambda io, metadata, current: _reachable(spark, io, metadata, current, slices),
+            listed=lambda io, root, exceptions: _list(spark, io, root, exceptions, slices),
+            delete=lambda io, orphans: delete_in_tasks(spark, io, orphans, parallelism=parallelism),
+        ),
         older_than=older_than,
+        location=location,
+        dry_run=dry_run,
         equal_schemes=equal_schemes,
         equal_authorities=equal_authorities,
         prefix_mismatch_mode=prefix_mismatch_mode,
-        dry_run=dry_run,
-        table_name=resolved.name(),
+        progress=progress,
     )
-    root = strip_trailing_slash(location if location is not None else metadata.location)
-    io = resolved.io()
-    slices = parallelism or jobs_parallelism(spark)
-
-    started = time.perf_counter()
-    reachable = _reachable(spark, io, metadata, resolved.metadata_location, slices)
-    if progress is not None:
-        progress(f"{len(reachable)} files reachable from metadata ({time.perf_counter() - started:.1f}s)")
-    started = time.perf_counter()
-    listed = _list(spark, io, root, hidden_exceptions(metadata), slices)
-    if progress is not None:
-        progress(f"listed {len(listed)} files under {root} ({time.perf_counter() - started:.1f}s)")
-
-    orphans = rules.orphans(listed, reachable)
-    result = RemoveOrphanFilesResult(orphan_file_locations=orphans)
-    if dry_run or not orphans:
-        return result
-    started = time.perf_counter()
-    result.failed_deletes = sorted(delete_in_tasks(spark, io, orphans, parallelism=parallelism))
-    if progress is not None:
-        progress(
-            f"deleted {len(orphans) - len(result.failed_deletes)} of {len(orphans)} orphan files "
-            f"({time.perf_counter() - started:.1f}s)"
-        )
-    return result
 
 
 # ---- reachable files ----------------------------------------------------------------------------
