@@ -356,9 +356,11 @@ def main(argv: list[str]) -> int:
 
     profile = cProfile.Profile() if args.profile else None
     results = []
+    all_runs: list[Run] = []
     for variant in variants:
         print(f"  {variant}: icefloe ...", end="", flush=True)
         ice = run_icefloe(batches, workdir / f"icefloe-{variant}", variant, profile=profile)
+        all_runs.append(ice)
         print(
             f" {ice.total_s:.1f} s (last/first tenth of the appends {ice.flatness:.2f}x)", end="", flush=True
         )
@@ -368,6 +370,7 @@ def main(argv: list[str]) -> int:
         print("; pyiceberg ...", end="", flush=True)
         pyi = run_pyiceberg(python, core, data, workdir / f"pyiceberg-{variant}", variant, args.appends)
         print(f" {pyi.total_s:.1f} s", flush=True)
+        all_runs.append(pyi)
         expected = args.appends * args.rows
         for run in (ice, pyi):
             if run.records != expected:
@@ -379,7 +382,7 @@ def main(argv: list[str]) -> int:
         print(render(results))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        runs = [dataclasses.asdict(run) for pair in results for run in pair]
+        runs = [dataclasses.asdict(run) for run in all_runs]
         args.json.write_text(json.dumps({"appends": args.appends, "rows": args.rows, "runs": runs}, indent=1))
     if profile is not None:
         print_profile(profile, limit=30)
