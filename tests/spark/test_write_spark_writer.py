@@ -20,6 +20,7 @@ from icefloe import Catalog, Table
 from icefloe import spark as isp
 from icefloe.errors import CommitStateUnknownException, UnsupportedFeatureError, ValidationError
 from icefloe.io.local import local_path
+from icefloe.spark.jobs import session_settings
 from icefloe.spec.properties import SPARK_WRITER
 from spark.test_read import ALL_TYPES
 from support.catalogs import make_catalog, memory_backend
@@ -178,6 +179,32 @@ def test_session_settings_are_restored(spark: Any, catalog: Catalog) -> None:
     finally:
         spark.conf.unset(key)
     assert spark.conf.get("spark.sql.parquet.datetimeRebaseModeInWrite", None) is None
+
+
+def test_overlapping_session_settings_restore_the_sessions_own(spark: Any, catalog: Catalog) -> None:
+    batch = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    zone = "spark.sql.session.timeZone"
+    own_zone = spark.conf.get(zone)
+    outer = session_settings(spark, {batch: "777", zone: "Asia/Tokyo"})
+    inner = session_settings(spark, {batch: "888"})
+    outer.__enter__()
+    inner.__enter__()
+    assert spark.conf.get(batch) == "777"  # the first block in set it
+    outer.__exit__(None, None, None)
+    assert (spark.conf.get(batch), spark.conf.get(zone)) == ("777", own_zone)  # held by `inner`
+    inner.__exit__(None, None, None)
+    assert spark.conf.get(batch) == "10000"  # unset again: Spark's default
+    # icefloe's writer takes larger Arrow batches for its job only, unless the session chose.
+    table = catalog.create_table("db.batches", FLAT, properties={SPARK_WRITER: "icefloe"})
+    isp.write(spark.createDataFrame(_flat_rows(20)), table)
+    assert spark.conf.get(batch) == "10000"
+    spark.conf.set(batch, "5000")
+    try:
+        isp.write(spark.createDataFrame(_flat_rows(20)), table)
+        assert spark.conf.get(batch) == "5000"
+    finally:
+        spark.conf.unset(batch)
+    assert table.refresh().scan().to_arrow().num_rows == 40
 
 
 def test_rolls_by_the_tables_bytes_per_row(spark: Any, catalog: Catalog) -> None:

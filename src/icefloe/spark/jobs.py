@@ -23,9 +23,10 @@ import contextlib
 import os
 import pickle
 import re
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 import pyarrow as pa
@@ -47,6 +48,7 @@ __all__ = [
     "map_in_tasks",
     "parallelism",
     "removed_unless_committed",
+    "session_settings",
     "speculative",
     "tagged",
     "task_attempt",
@@ -62,6 +64,9 @@ _TASK_ERROR = re.compile(r"^icefloe\.errors\.(?P<name>\w+): (?P<message>.*)$", r
 _LOCAL = re.compile(r"local(?:\[(?P<n>\d+|\*)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"local-cluster\[(?P<workers>\d+),\s*(?P<cores>\d+),\s*\d+\]$")
 _ITEMS, _RESULTS = "items", "results"
+_SETTINGS_LOCK = threading.Lock()
+# (id(session), setting) -> (blocks holding it, the session's own value)
+_HELD_SETTINGS: dict[tuple[int, str], tuple[int, str | None]] = {}
 
 
 def parallelism(spark: SparkSession) -> int:
@@ -132,6 +137,36 @@ def frame_in_tasks(
 
     # Round-robin repartitioning of `count` rows into `count` partitions: one share per task.
     return source.repartition(count).mapInArrow(run, schema)
+
+
+@contextlib.contextmanager
+def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Set SQL ``settings`` on the session while the block runs, then restore the session's own.
+
+    For settings Spark reads from the session when a job starts, not from a write's options
+    or a DataFrame. Blocks overlapping in threads that share the session share each setting:
+    the first one in sets it, the last one out restores it.
+    """
+    session = id(spark)
+    with _SETTINGS_LOCK:
+        for name, value in settings.items():
+            holders, before = _HELD_SETTINGS.get((session, name), (0, None))
+            if holders == 0:
+                before = spark.conf.get(name, None)
+                spark.conf.set(name, value)
+            _HELD_SETTINGS[(session, name)] = (holders + 1, before)
+    try:
+        yield
+    finally:
+        with _SETTINGS_LOCK:
+            for name in settings:
+                holders, before = _HELD_SETTINGS.pop((session, name))
+                if holders > 1:
+                    _HELD_SETTINGS[(session, name)] = (holders - 1, before)
+                elif before is None:
+                    spark.conf.unset(name)
+                else:
+                    spark.conf.set(name, before)
 
 
 @contextlib.contextmanager

@@ -34,20 +34,19 @@ import math
 import os
 import re
 import shutil
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow.parquet as pq
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from icefloe.errors import IcefloeError, UnsupportedFeatureError, ValidationError
 from icefloe.io import FileIO, load_location_provider
 from icefloe.io.local import local_path
 from icefloe.io.locations import DefaultLocationProvider
-from icefloe.spark.jobs import delete_paths, tagged, wait_until_gone
+from icefloe.spark.jobs import delete_paths, session_settings, tagged, wait_until_gone
 from icefloe.spark.types import FIELD_ID_KEY, to_spark_type
 from icefloe.spark.write.spark_exprs import partition_group_columns, sort_columns
 from icefloe.spec import types as it
@@ -86,7 +85,6 @@ _SESSION_SETTINGS = {
     "spark.sql.parquet.fieldId.write.enabled": "true",
     "spark.sql.parquet.writeLegacyFormat": "false",
 }
-_SETTINGS_LOCK = threading.Lock()
 _NULL_MARKER = "icefloe: required column "
 _NULL_MESSAGE = re.compile(re.escape(_NULL_MARKER) + r"'(.*?)' has a null value")
 _ARRIVAL = "_icefloe_arrival"
@@ -191,7 +189,7 @@ def write_with_spark(
         writer = writer.partitionBy(*group_names)
     spark = prepared.sparkSession
     try:
-        with _SessionSettings(spark), tagged(spark, "write"):
+        with session_settings(spark, _SESSION_SETTINGS), tagged(spark, "write"):
             writer.parquet(staging)
     except BaseException as exc:
         # Tasks Spark is killing may still write into the staging folder for a moment.
@@ -317,44 +315,6 @@ def _writer_options(options: ParquetWriteOptions, rows_per_file: int) -> dict[st
     if options.compression == "zstd" and options.compression_level is not None:
         result["parquet.compression.codec.zstd.level"] = str(options.compression_level)
     return result
-
-
-class _SessionSettings:
-    """Set :data:`_SESSION_SETTINGS` on the session while icefloe writes run, then restore them.
-
-    Spark's Parquet writer reads these from the session when a write starts, not from the
-    write's options. Concurrent writes (threads sharing the session) overlap: the first one in
-    sets them, the last one out restores the session's own values.
-    """
-
-    _active: dict[int, tuple[int, dict[str, str | None]]] = {}  # id(session) -> (writes, before)
-
-    def __init__(self, spark: SparkSession):
-        self.spark = spark
-
-    def __enter__(self) -> None:
-        key = id(self.spark)
-        with _SETTINGS_LOCK:
-            count, before = self._active.get(key, (0, {}))
-            if count == 0:
-                before = {name: self.spark.conf.get(name, None) for name in _SESSION_SETTINGS}
-                for name, value in _SESSION_SETTINGS.items():
-                    self.spark.conf.set(name, value)
-            self._active[key] = (count + 1, before)
-
-    def __exit__(self, *exc: object) -> None:
-        key = id(self.spark)
-        with _SETTINGS_LOCK:
-            count, before = self._active[key]
-            if count > 1:
-                self._active[key] = (count - 1, before)
-                return
-            del self._active[key]
-            for name, value in before.items():
-                if value is None:
-                    self.spark.conf.unset(name)
-                else:
-                    self.spark.conf.set(name, value)
 
 
 def _remove_folder(path: str) -> bool:
