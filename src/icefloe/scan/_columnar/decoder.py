@@ -33,6 +33,7 @@ from icefloe.scan._columnar._shared import (
 from icefloe.scan._columnar.manifest import DecodedManifest, empty_manifest
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
 from icefloe.scan._columnar.native import Unsupported, decoded_from_arrow
+from icefloe.scan._columnar.paths import PathColumn
 from icefloe.spec.manifest import (
     FileFormat,
     ManifestContent,
@@ -269,7 +270,7 @@ class ManifestBuilder:
             partitions=partitions,
             formats=np.array(format_codes, dtype=np.int8),
             format_values=format_values,
-            file_path=paths,
+            file_path=PathColumn.of(paths),
             metrics=metrics,
             extras=extras,
         )

@@ -37,6 +37,7 @@ from icefloe.scan._columnar._shared import (
 )
 from icefloe.scan._columnar.manifest import DecodedManifest, empty_manifest
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
+from icefloe.scan._columnar.paths import PathColumn
 from icefloe.spec.manifest import FileFormat, ManifestContent, ManifestFile
 
 __all__ = ["Unsupported", "decoded_from_arrow"]
@@ -474,11 +475,11 @@ def _decoded(
     if summary:
         if format_array.null_count:
             raise Unsupported("null file_format")
-        paths: list[str] = []
+        paths = PathColumn.of([])
         format_values: list[FileFormat] = []
         formats = np.zeros(n, dtype=np.int8)
     else:
-        paths = path_array.to_pylist()
+        paths = PathColumn.of(path_array.to_pylist())
         formats, format_values = _formats(format_array)
     records = _ints(record_array, "record_count")
     sizes = _ints(size_array, "file_size_in_bytes")
