@@ -122,7 +122,27 @@ def _spec_filters(
     projected = compile_expression(manifest_eval.partition_filter)  # the inclusive projection
     residuals = ResidualEvaluator(spec, schema, bound, case_sensitive)
     # The compiled predicate is three-valued (None: unknown); only True may match.
-    return _SpecFilters(manifest_eval.eval, lambda partition: projected(partition) is True, residuals, bound)
+    return _SpecFilters(
+        _by_summaries(manifest_eval), lambda partition: projected(partition) is True, residuals, bound
+    )
+
+
+def _by_summaries(manifest_eval: ManifestEvaluator) -> Callable[[ManifestFile], bool]:
+    """``manifest_eval.eval``, once per distinct tuple of partition summaries: manifests of
+    one partition (a day's appends) share theirs, and a large table lists thousands."""
+    known: dict[Any, bool] = {}
+    evaluate = manifest_eval.eval
+
+    def might_match(manifest: ManifestFile) -> bool:
+        summaries = manifest.partitions
+        if summaries is None:
+            return True
+        found = known.get(summaries)
+        if found is None:
+            found = known[summaries] = evaluate(manifest)
+        return found
+
+    return might_match
 
 
 def plan_files(
