@@ -249,7 +249,10 @@ class KeptFiles:
         files = self._files
         if files is None:
             build = self._build
-            assert build is not None
+            if build is None:  # another thread built them just now (it sets _files first)
+                files = self._files
+                assert files is not None
+                return files
             files = self._files = build()  # a race builds them twice, harmlessly
             self._build = None  # drop the manifest's columns the files no longer need
         return files
