@@ -48,6 +48,7 @@ __all__ = [
     "NATIVE_MIN_RECORDS",
     "decode",
     "decode_together",
+    "decode_whole",
     "native_available",
     "native_reader",
     "report_fallback",
@@ -218,6 +219,20 @@ def _read(
 
 
 def decode_together(files: list[tuple[bytes, AvroHeader, str]]) -> list[pa.RecordBatch] | None:
+    """``decode_whole`` of the files, as one batch per file (slices of one batch)."""
+    whole = decode_whole(files)
+    if whole is None:
+        return None
+    batch, counts = whole
+    slices = []
+    offset = 0
+    for count in counts:
+        slices.append(batch.slice(offset, count))
+        offset += count
+    return slices
+
+
+def decode_whole(files: list[tuple[bytes, AvroHeader, str]]) -> tuple[pa.RecordBatch, list[int]] | None:
     """The records of several Avro files (data, header, location) of one writer schema and
     codec, natively decoded in one call: one batch per file (slices of one batch).
 
@@ -251,9 +266,4 @@ def decode_together(files: list[tuple[bytes, AvroHeader, str]]) -> list[pa.Recor
     batch, _ = _read(module, b"".join(parts), sum(counts), first_location)
     if batch is None:
         return None
-    slices = []
-    offset = 0
-    for count in counts:
-        slices.append(batch.slice(offset, count))
-        offset += count
-    return slices
+    return batch, counts

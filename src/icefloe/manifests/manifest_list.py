@@ -20,6 +20,8 @@ from itertools import repeat
 from types import TracebackType
 from typing import Any
 
+import pyarrow as pa
+
 from icefloe.errors import InvalidManifestError, ValidationError
 from icefloe.io import FileIO, OutputFile
 from icefloe.io.encryption import (
@@ -350,6 +352,49 @@ def _summary_fields(schema: Any, partitions_name: str) -> list[dict[str, Any]]:
     return []
 
 
+_MANIFEST_FILE_SLOTS = tuple(ManifestFile.__dict__[f.name].__set__ for f in dataclasses.fields(ManifestFile))
+
+
+def _new_manifest_file(*values: Any) -> ManifestFile:
+    """``ManifestFile(*values)`` (every field, in order), built by setting its slots: the frozen
+    dataclass ``__init__`` (one ``object.__setattr__`` per field) costs three times as much,
+    and a large table's list has thousands of rows."""
+    row = object.__new__(ManifestFile)
+    for set_slot, value in zip(_MANIFEST_FILE_SLOTS, values, strict=True):
+        set_slot(row, value)
+    return row
+
+
+def _summaries(
+    array: pa.Array | None, names: tuple[str, str, str, str]
+) -> list[tuple[FieldSummary, ...] | None] | None:
+    """Each row's partition field summaries, built from the natively decoded column in a few
+    C-level passes (a FieldSummary per field of every row: 2,000 rows cost 10 ms one by one);
+    None when the column is not the usual list of records (the rows' Python values are used)."""
+    if array is None or not pa.types.is_list(array.type) or not pa.types.is_struct(array.type.value_type):
+        return None
+    kind = array.type.value_type
+    indices = [kind.get_field_index(name) if name != _MISSING else -1 for name in names]
+    if indices[0] < 0:
+        return None  # no contains_null: the Python path raises the error
+    items = array.flatten()  # the records of the non-null rows, in order
+    if items.null_count:
+        return None
+    children = items.flatten()
+    null, nan, lower, upper = (repeat(None) if i < 0 else children[i].to_pylist() for i in indices)
+    flat = list(map(FieldSummary, map(bool, null), nan, lower, upper))
+    lengths = array.value_lengths().to_pylist()  # None for a null row
+    result: list[tuple[FieldSummary, ...] | None] = []
+    start = 0
+    for length in lengths:
+        if length is None:
+            result.append(None)
+            continue
+        result.append(tuple(flat[start : start + length]))
+        start += length
+    return result
+
+
 def read_manifest_list(
     io: FileIO, location: str, *, key_id: str | None = None, key_metadata: bytes | None = None
 ) -> list[ManifestFile]:
@@ -413,6 +458,7 @@ def read_manifest_list(
         "first_row_id",
     ]
     result: list[ManifestFile] = []
+    built: list[tuple[FieldSummary, ...] | None] | None = None  # the summaries, built from Arrow
     fields = [names[name] for name in order]  # a missing field's name gives None from .get
     batch, reason = native.decode(data, header, location)
     rows: Iterable[tuple[Any, ...]]
@@ -420,7 +466,14 @@ def read_manifest_list(
         # Whole columns as Python values: the same values fastavro's records hold (structs
         # become dicts by field name), so every row goes through the same checks below.
         present = set(batch.schema.names)
-        rows = zip(*(batch.column(f).to_pylist() if f in present else repeat(None) for f in fields))
+        columns: list[Any] = [batch.column(f) if f in present else None for f in fields]
+        built = _summaries(columns[13], (n_null, n_nan, n_lower, n_upper))
+        rows = zip(
+            *(
+                repeat(None) if column is None else column.to_pylist() if k != 13 or built is None else built
+                for k, column in enumerate(columns)
+            )
+        )
     else:
         rows = (tuple(map(rec.get, fields)) for rec in read_records(data, header, schema, location))
     for row in rows:
@@ -446,7 +499,7 @@ def read_manifest_list(
             if path is None or length is None or spec_id is None:
                 raise KeyError("manifest_path, manifest_length and partition_spec_id are required")
             result.append(
-                ManifestFile(
+                _new_manifest_file(
                     path,
                     length,
                     spec_id,
@@ -462,6 +515,8 @@ def read_manifest_list(
                     deleted_rows,
                     None
                     if partitions is None
+                    else partitions
+                    if built is not None
                     else tuple(
                         FieldSummary(bool(p[n_null]), p.get(n_nan), p.get(n_lower), p.get(n_upper))
                         for p in partitions

@@ -49,7 +49,7 @@ from icefloe.expressions import (
 from icefloe.expressions.evaluator import compile_expression
 from icefloe.io import FileIO, split_scheme
 from icefloe.manifests.reader import gc_paused, read_manifest_bytes
-from icefloe.scan._columnar import DecodedManifest, HotValues
+from icefloe.scan._columnar import DecodedManifest, HotValues, KeptFiles, new_planned_task
 from icefloe.scan._manifest_cache import ManifestCache, cache_for, drop_caches, new_plan_token
 from icefloe.scan._metrics_filter import MetricsFilter
 from icefloe.scan._parallel import decode_all, pool_size
@@ -122,7 +122,27 @@ def _spec_filters(
     projected = compile_expression(manifest_eval.partition_filter)  # the inclusive projection
     residuals = ResidualEvaluator(spec, schema, bound, case_sensitive)
     # The compiled predicate is three-valued (None: unknown); only True may match.
-    return _SpecFilters(manifest_eval.eval, lambda partition: projected(partition) is True, residuals, bound)
+    return _SpecFilters(
+        _by_summaries(manifest_eval), lambda partition: projected(partition) is True, residuals, bound
+    )
+
+
+def _by_summaries(manifest_eval: ManifestEvaluator) -> Callable[[ManifestFile], bool]:
+    """``manifest_eval.eval``, once per distinct tuple of partition summaries: manifests of
+    one partition (a day's appends) share theirs, and a large table lists thousands."""
+    known: dict[Any, bool] = {}
+    evaluate = manifest_eval.eval
+
+    def might_match(manifest: ManifestFile) -> bool:
+        summaries = manifest.partitions
+        if summaries is None:
+            return True
+        found = known.get(summaries)
+        if found is None:
+            found = known[summaries] = evaluate(manifest)
+        return found
+
+    return might_match
 
 
 def plan_files(
@@ -226,6 +246,9 @@ def _plan(
         loader, specs, [m for m in manifests if m.content == ManifestContent.DELETES]
     )
 
+    # Files are built lazily where nothing needs them while planning: no deletes to match
+    # to them, no entry filter, and every metrics map kept (decoded lazily too).
+    lazy = stats is True and entry_filter is None and len(delete_index) == 0
     tasks: list[FileScanTask] = []
     for decoded, hot, _ in loader.decoded(data_manifests):
         spec_filters = filters_for(decoded.spec_id)
@@ -239,14 +262,19 @@ def _plan(
         indices: list[int] = np.flatnonzero(mask).tolist()
         if not indices:
             continue
-        files = loader.files(decoded, indices, hot, stats=stats)
-        if entry_filter is not None:
-            entries = decoded.entries(indices, files)
-            keep = [k for k, entry in enumerate(entries) if entry_filter(entry)]
-            indices = [indices[k] for k in keep]
-            files = [files[k] for k in keep]
-            if not indices:
-                continue
+        files: list[ContentFile] | None = None
+        if lazy:
+            # The files are built when a task's file is first asked for (``KeptFiles``).
+            kept = KeptFiles(functools.partial(decoded.files, indices))
+        else:
+            files = loader.files(decoded, indices, hot, stats=stats)
+            if entry_filter is not None:
+                entries = decoded.entries(indices, files)
+                keep = [k for k, entry in enumerate(entries) if entry_filter(entry)]
+                indices = [indices[k] for k in keep]
+                files = [files[k] for k in keep]
+                if not indices:
+                    continue
         selected = np.asarray(indices, dtype=np.int64)
         sequence_numbers = decoded.sequence_number[selected]
         if decoded.sequence_null is not None:
@@ -267,6 +295,19 @@ def _plan(
             if len(residual_of) == 1
             else [residual_of[c] for c in codes.tolist()]
         )
+        if files is None:
+            tasks.extend(
+                map(
+                    new_planned_task,
+                    itertools.repeat(kept),
+                    range(len(indices)),
+                    residuals,
+                    itertools.repeat(spec),
+                    decoded.file_size_in_bytes[selected].tolist(),
+                    seqs,
+                )
+            )
+            continue
         if len(delete_index) > 0:
             for_data_file = delete_index.for_data_file
             deletes: Any = [for_data_file(f, seq) for f, seq in zip(files, seqs)]  # type: ignore[arg-type]

@@ -23,7 +23,13 @@ from icefloe.scan._columnar._shared import HotValues
 from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder, decode_manifest, decode_manifests
 from icefloe.scan._columnar.manifest import DecodedManifest
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
-from icefloe.scan._columnar.planned import PlannedDataFile, PlannedDeleteFile
+from icefloe.scan._columnar.planned import (
+    KeptFiles,
+    PlannedDataFile,
+    PlannedDeleteFile,
+    PlannedFileScanTask,
+    new_planned_task,
+)
 
 __all__ = [
     "CHUNK",
@@ -31,9 +37,12 @@ __all__ = [
     "CountsColumn",
     "DecodedManifest",
     "HotValues",
+    "KeptFiles",
     "ManifestBuilder",
     "PlannedDataFile",
     "PlannedDeleteFile",
+    "PlannedFileScanTask",
     "decode_manifest",
     "decode_manifests",
+    "new_planned_task",
 ]

@@ -10,6 +10,7 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from icefloe.errors import InvalidManifestError
 from icefloe.manifests import _native as native
@@ -32,7 +33,8 @@ from icefloe.scan._columnar._shared import (
 )
 from icefloe.scan._columnar.manifest import DecodedManifest, empty_manifest
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
-from icefloe.scan._columnar.native import Unsupported, decoded_from_arrow
+from icefloe.scan._columnar.native import Unsupported, decoded_from_arrow, decoded_group
+from icefloe.scan._columnar.paths import PathColumn
 from icefloe.spec.manifest import (
     FileFormat,
     ManifestContent,
@@ -269,7 +271,7 @@ class ManifestBuilder:
             partitions=partitions,
             formats=np.array(format_codes, dtype=np.int8),
             format_values=format_values,
-            file_path=paths,
+            file_path=PathColumn.of(paths),
             metrics=metrics,
             extras=extras,
         )
@@ -352,7 +354,18 @@ def decode_manifests(
         except InvalidManifestError:
             headers = []  # decoded one by one below, which raises the error in order
         files = [(data, header, m.manifest_path) for (data, m), header in zip(jobs, headers)]
-        batches = native.decode_together(files) if headers else None
+        whole = native.decode_whole(files) if headers else None
+        if whole is not None and not summary:
+            first = jobs[0][1].manifest_path
+            group = decoded_group(
+                whole[0],
+                entry_layout(schema_of(headers[0], first), None, first),
+                [manifest for _, manifest in jobs],
+                whole[1],
+            )
+            if group is not None:
+                return [(decoded, None) for decoded in group]
+        batches = None if whole is None else _slices(*whole)
         if batches is not None:
             results: list[tuple[DecodedManifest, HotValues | None]] = []
             for (data, manifest), header, batch in zip(jobs, headers, batches):
@@ -364,3 +377,9 @@ def decode_manifests(
                     results.append(decode_manifest(data, manifest, summary=summary))
             return results
     return [decode_manifest(data, manifest, summary=summary) for data, manifest in jobs]
+
+
+def _slices(batch: pa.RecordBatch, counts: list[int]) -> list[pa.RecordBatch]:
+    """``batch`` cut into consecutive slices of ``counts`` rows."""
+    starts = itertools.accumulate(counts, initial=0)
+    return [batch.slice(start, count) for start, count in zip(starts, counts)]

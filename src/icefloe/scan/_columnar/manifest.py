@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -22,6 +21,7 @@ from icefloe.scan._columnar._shared import (
     HotValues,
 )
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
+from icefloe.scan._columnar.paths import PathColumn
 from icefloe.scan._columnar.planned import file_stats, new_file, planned_class
 from icefloe.spec.manifest import (
     ContentFile,
@@ -49,7 +49,7 @@ class DecodedManifest:
         record_count / file_size_in_bytes: int64.
         partition_codes: int32 codes into ``partitions`` (the distinct tuples, icefloe values).
         formats: int8 codes into ``format_values``.
-        file_path: the paths.
+        file_path: the paths (stored compactly, see ``paths``).
         metrics: the six metrics maps, by ``ContentFile`` field name.
         extras: the optional fields (``key_metadata``, ``split_offsets``, ...), each a list per
             entry, or None when no entry has the field.
@@ -75,7 +75,7 @@ class DecodedManifest:
     partitions: list[tuple[Any, ...]]
     formats: np.ndarray
     format_values: list[FileFormat]
-    file_path: list[str]
+    file_path: PathColumn
     metrics: dict[str, CountsColumn | BoundsColumn]
     extras: dict[str, list[Any] | None]
     summary: bool = False
@@ -119,7 +119,7 @@ class DecodedManifest:
         )
         total = 1024 + sum(a.nbytes + 112 for a in arrays)
         total += sum(m.nbytes() for m in self.metrics.values())
-        total += sum(map(sys.getsizeof, self.file_path)) + 8 * len(self.file_path)
+        total += self.file_path.nbytes()
         total += sum(64 + 40 * len(p) for p in self.partitions)
         for values in self.extras.values():
             if values is not None:
@@ -158,7 +158,7 @@ class DecodedManifest:
         if not len(indices):
             return []
         every = len(indices) == self.count
-        paths = self.file_path if every else _take(self.file_path, indices)
+        paths = self.file_path.take(range(self.count) if every else indices)
         records = self.record_count.tolist() if every else self.record_count[indices].tolist()
         sizes = self.file_size_in_bytes.tolist() if every else self.file_size_in_bytes[indices].tolist()
         content_codes = self.content if every else self.content[indices]
@@ -301,7 +301,7 @@ def empty_manifest(manifest: ManifestFile) -> DecodedManifest:
         partitions=[],
         formats=np.zeros(0, dtype=np.int8),
         format_values=[],
-        file_path=[],
+        file_path=PathColumn.of([]),
         metrics={name: (empty_bounds if name.endswith("bounds") else empty) for name in MAP_NAMES},
         extras={name: None for name in EXTRA_NAMES},
     )

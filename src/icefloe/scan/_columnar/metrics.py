@@ -56,6 +56,23 @@ class MapColumn:
         self._codes = other._codes
         self._starts = other._starts
 
+    def _slice_layout(self, other: MapColumn, start: int, end: int) -> tuple[int, int] | None:
+        """Take the layout of entries ``start`` to ``end`` of ``other``; returns the range of
+        their values, or None when the slice would not be laid out as the entries alone are
+        (several layouts: decode them alone)."""
+        if other.uniform is None and other.layouts:
+            return None
+        self.count = end - start
+        self.uniform = other.uniform
+        self.layouts = other.layouts
+        if other.uniform is not None:
+            self._codes = self._starts = None
+            return start * other.uniform, end * other.uniform
+        assert other._codes is not None and other._starts is not None  # no entry has the map
+        self._codes = other._codes[start:end].copy()
+        self._starts = np.zeros(end - start + 1, dtype=np.int64)
+        return 0, 0
+
     def _set_layout(self, lengths: Sequence[int] | np.ndarray, keys: Sequence[Any] | np.ndarray) -> None:
         """``lengths``: per entry the number of pairs, -1 for no map; ``keys``: all keys."""
         n = len(lengths)
@@ -211,6 +228,17 @@ class CountsColumn(MapColumn):
     def _values(self, start: int, end: int) -> list[Any]:
         return self.values[start:end].tolist()  # type: ignore[no-any-return]
 
+    def rows(self, start: int, end: int) -> CountsColumn | None:
+        """The column of entries ``start`` to ``end`` alone (None: see ``_slice_layout``)."""
+        column = CountsColumn.__new__(CountsColumn)
+        span = column._slice_layout(self, start, end)
+        if span is None or self.values.dtype == object:
+            return None
+        values = self.values[span[0] : span[1]]
+        narrow = _narrowest(values)
+        column.values = values.astype(narrow) if narrow is not None else values.copy()
+        return column
+
     def get(self, field_id: int) -> tuple[np.ndarray, np.ndarray]:
         """(present, value) of ``field_id`` per entry (int64); the value is 0 where not present."""
         present, index = self.positions(field_id)
@@ -270,6 +298,23 @@ class BoundsColumn(MapColumn):
             column._set_layout(lengths, keys)
         else:
             column._copy_layout(layout_of)
+        column._set_values(blob, offsets)
+        return column
+
+    def rows(self, start: int, end: int) -> BoundsColumn | None:
+        """The column of entries ``start`` to ``end`` alone (None: see ``_slice_layout``)."""
+        column = BoundsColumn.__new__(BoundsColumn)
+        span = column._slice_layout(self, start, end)
+        if span is None:
+            return None
+        first, last = span
+        if self.width is not None:
+            blob = self.blob[first * self.width : last * self.width]
+            offsets = np.arange(last - first + 1, dtype=np.int64) * self.width
+        else:
+            offsets = self.offsets[first : last + 1]
+            blob = self.blob[int(offsets[0]) : int(offsets[-1])]
+            offsets = offsets - offsets[0]
         column._set_values(blob, offsets)
         return column
 

@@ -37,9 +37,10 @@ from icefloe.scan._columnar._shared import (
 )
 from icefloe.scan._columnar.manifest import DecodedManifest, empty_manifest
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
+from icefloe.scan._columnar.paths import PathColumn
 from icefloe.spec.manifest import FileFormat, ManifestContent, ManifestFile
 
-__all__ = ["Unsupported", "decoded_from_arrow"]
+__all__ = ["Unsupported", "decoded_from_arrow", "decoded_group"]
 
 
 class Unsupported(Exception):
@@ -427,8 +428,57 @@ def decoded_from_arrow(
         raise Unsupported(f"{type(exc).__name__}: {exc}") from exc
 
 
+def decoded_group(
+    batch: pa.RecordBatch, layout: EntryLayout, manifests: list[ManifestFile], counts: list[int]
+) -> list[DecodedManifest] | None:
+    """The ``DecodedManifest`` of each of several manifests natively decoded together into
+    ``batch`` (``counts``: their entries, in order; one writer schema, ``layout``): the same
+    as ``decoded_from_arrow`` of each slice, with the metrics maps and optional fields, most
+    of the work and most of it a fixed cost per call, converted once for all of them. None
+    when they must be converted one by one (v3 first row ids to assign, metrics maps of
+    several layouts, anything ``Unsupported``)."""
+    if any(m.first_row_id is not None and m.content == ManifestContent.DATA for m in manifests):
+        return None
+    n = batch.num_rows
+    try:
+        if n == 0 or sum(counts) != n:
+            return None
+        plan = _plan(batch.schema, layout)
+        data_file = batch.columns[plan.data_file]
+        if data_file.null_count:
+            return None
+        empty = np.zeros(n, dtype=np.int64)
+        metrics, extras = _metrics_and_extras(data_file.flatten(), plan, None, empty, empty, empty)
+        results = []
+        start = 0
+        for manifest, count in zip(manifests, counts):
+            end = start + count
+            sliced = {name: column.rows(start, end) for name, column in metrics.items()}
+            if any(column is None for column in sliced.values()):
+                return None
+            own = {name: _rows(values, start, end) for name, values in extras.items()}
+            given = (sliced, own)
+            results.append(_decoded(batch.slice(start, count), layout, manifest, False, given))  # type: ignore[arg-type]
+            start = end
+        return results
+    except (Unsupported, pa.ArrowException, KeyError, IndexError, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _rows(values: list[Any] | None, start: int, end: int) -> list[Any] | None:
+    """Entries ``start`` to ``end`` of an optional field (None when every one is null)."""
+    if values is None:
+        return None
+    part = values[start:end]
+    return None if part.count(None) == len(part) else part
+
+
 def _decoded(
-    batch: pa.RecordBatch, layout: EntryLayout, manifest: ManifestFile, summary: bool
+    batch: pa.RecordBatch,
+    layout: EntryLayout,
+    manifest: ManifestFile,
+    summary: bool,
+    given: tuple[dict[str, CountsColumn | BoundsColumn], dict[str, list[Any] | None]] | None = None,
 ) -> DecodedManifest:
     n = batch.num_rows
     if n == 0:
@@ -474,11 +524,11 @@ def _decoded(
     if summary:
         if format_array.null_count:
             raise Unsupported("null file_format")
-        paths: list[str] = []
+        paths = PathColumn.of([])
         format_values: list[FileFormat] = []
         formats = np.zeros(n, dtype=np.int8)
     else:
-        paths = path_array.to_pylist()
+        paths = PathColumn.of(path_array.to_pylist())
         formats, format_values = _formats(format_array)
     records = _ints(record_array, "record_count")
     sizes = _ints(size_array, "file_size_in_bytes")
@@ -499,6 +549,8 @@ def _decoded(
     if summary:
         metrics: dict[str, CountsColumn | BoundsColumn] = {}
         extras: dict[str, list[Any] | None] = dict.fromkeys(EXTRA_NAMES)
+    elif given is not None:
+        metrics, extras = given
     else:
         metrics, extras = _metrics_and_extras(children, plan, manifest, status, content, records)
     return DecodedManifest(
@@ -528,7 +580,7 @@ def _decoded(
 def _metrics_and_extras(
     children: list[pa.Array],
     plan: _Plan,
-    manifest: ManifestFile,
+    manifest: ManifestFile | None,
     status: np.ndarray,
     content: np.ndarray,
     records: np.ndarray,
@@ -554,7 +606,9 @@ def _metrics_and_extras(
     }
     if extras["key_metadata"] is not None:
         extras["key_metadata"] = [v if v is None else bytes(v) for v in extras["key_metadata"]]
-    next_row_id = manifest.first_row_id if manifest.content == ManifestContent.DATA else None
+    next_row_id = (
+        manifest.first_row_id if manifest is not None and manifest.content == ManifestContent.DATA else None
+    )
     if next_row_id is not None:
         # v3 first row ids: the nulls of live data files, counting up by record counts.
         nulls = None if first_row_array is None else _nulls(first_row_array)

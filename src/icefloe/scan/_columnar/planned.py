@@ -20,13 +20,24 @@ plain ``DataFile`` it stands for, with dicts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from icefloe.scan._columnar.metrics import BoundsColumn, CountsColumn
+from icefloe.scan.tasks import FileScanTask
 from icefloe.spec.manifest import ContentFile, DataFile, DeleteFile
 
-__all__ = ["MetricsMap", "PlannedDataFile", "PlannedDeleteFile", "file_stats", "new_file", "planned_class"]
+__all__ = [
+    "KeptFiles",
+    "MetricsMap",
+    "PlannedDataFile",
+    "PlannedDeleteFile",
+    "PlannedFileScanTask",
+    "file_stats",
+    "new_file",
+    "new_planned_task",
+    "planned_class",
+]
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(ContentFile))
 
@@ -217,3 +228,98 @@ def new_file(
 
 def file_stats(columns: tuple[CountsColumn | BoundsColumn, ...], index: int) -> _FileStats:
     return _FileStats(columns, index)
+
+
+# ---- tasks whose file is built on first use ------------------------------------------------------
+
+
+class KeptFiles:
+    """The files a plan keeps from one manifest (``files``: a callable building them, in
+    order), built together the first time a task asks for its own: a plan of 200,000 files
+    builds no file object until a reader looks at one, and then each manifest's at once (in
+    a few C-level ``map`` calls, as planning used to)."""
+
+    __slots__ = ("_build", "_files")
+
+    def __init__(self, build: Callable[[], list[ContentFile]]):
+        self._build: Callable[[], list[ContentFile]] | None = build
+        self._files: list[ContentFile] | None = None
+
+    def get(self) -> list[ContentFile]:
+        files = self._files
+        if files is None:
+            build = self._build
+            if build is None:  # another thread built them just now (it sets _files first)
+                files = self._files
+                assert files is not None
+                return files
+            files = self._files = build()  # a race builds them twice, harmlessly
+            self._build = None  # drop the manifest's columns the files no longer need
+        return files
+
+
+_task_file = FileScanTask.__dict__["file"]  # the slot's member descriptor
+
+
+def _get_task_file(self: PlannedFileScanTask) -> Any:
+    value = _task_file.__get__(self)
+    if value.__class__ is KeptFiles:
+        value = value.get()[self._position]
+        _task_file.__set__(self, value)
+    return value
+
+
+def _set_task_file(self: PlannedFileScanTask, value: Any) -> None:  # the dataclass __init__
+    _task_file.__set__(self, value)
+
+
+_TASK_FIELDS = tuple(f.name for f in dataclasses.fields(FileScanTask))
+
+
+class PlannedFileScanTask(FileScanTask):
+    """A planned ``FileScanTask`` whose ``file`` is built on first use (see ``KeptFiles``):
+    its ``file`` slot holds the manifest's ``KeptFiles`` and ``_position`` its place there
+    until then. It is a ``FileScanTask`` in every way the API shows, and pickles as one."""
+
+    __slots__ = ("_position",)
+    _position: int
+    file = property(_get_task_file, _set_task_file, doc="The data file, built on first use.")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FileScanTask, tuple(getattr(self, name) for name in _TASK_FIELDS))
+
+
+PlannedFileScanTask.__name__ = PlannedFileScanTask.__qualname__ = "FileScanTask"
+
+(
+    _task_file_set,
+    _task_deletes,
+    _task_residual,
+    _task_spec,
+    _task_start,
+    _task_length,
+    _task_sequence,
+) = (FileScanTask.__dict__[name].__set__ for name in _TASK_FIELDS)
+_task_position = PlannedFileScanTask.__dict__["_position"].__set__
+
+
+def new_planned_task(
+    kept: KeptFiles,
+    position: int,
+    residual: Any,
+    spec: Any,
+    length: int,
+    data_sequence_number: int,
+) -> PlannedFileScanTask:
+    """A whole-file task without deletes for file ``position`` of ``kept``, built by setting
+    its slots (planning builds one per planned file)."""
+    task = _new(PlannedFileScanTask)
+    _task_file_set(task, kept)
+    _task_deletes(task, ())
+    _task_residual(task, residual)
+    _task_spec(task, spec)
+    _task_start(task, 0)
+    _task_length(task, length)
+    _task_sequence(task, data_sequence_number)
+    _task_position(task, position)
+    return task

@@ -26,7 +26,6 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
 
 from icefloe.arrow.schema import schema_to_arrow, to_requested_schema
 from icefloe.errors import ValidationError
@@ -151,6 +150,10 @@ def _apply(rows: pa.Table, values: dict[str, SetValue], arrow_schema: pa.Schema)
 def _value(rows: pa.Table, name: str, value: SetValue, target: pa.DataType) -> pa.ChunkedArray | pa.Array:
     n = rows.num_rows
     if isinstance(value, pc.Expression):
+        # Imported here: pyarrow.dataset imports pandas (0.3 s and 60 MB), which importing
+        # icefloe, and planning, never need.
+        import pyarrow.dataset as pads
+
         computed = pads.dataset(rows).to_table(columns={name: value}).column(name)
         return computed.cast(target)
     if callable(value):
