@@ -109,7 +109,9 @@ def test_ddl_extensions_and_procedures(spark: SparkSession, catalog: Catalog) ->
     q("DROP VIEW db.big")
     assert not catalog.view_exists("db.big")
 
-    with pytest.raises(UnsupportedFeatureError, match="migrate"):
-        q("CALL system.migrate('db.s')")
+    with pytest.raises(UnsupportedFeatureError, match="compute_table_stats"):
+        q("CALL system.compute_table_stats('db.s')")
+    with pytest.raises(ValidationError, match="not a table of Spark's session catalog"):
+        q("CALL system.migrate('db.s')")  # an icefloe table, not one of Spark's
     with pytest.raises(ValidationError, match="no parameter 'bogus'"):
         q("CALL system.expire_snapshots(table => 'db.s', bogus => 1)")

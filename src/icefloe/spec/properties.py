@@ -21,6 +21,8 @@ FORMAT_VERSION = "format-version"  # reserved: set through the metadata, not as 
 DEFAULT_NAME_MAPPING = "schema.name-mapping.default"
 GC_ENABLED = "gc.enabled"
 GC_ENABLED_DEFAULT = True
+WRITE_AUDIT_PUBLISH_ENABLED = "write.wap.enabled"
+WRITE_AUDIT_PUBLISH_ENABLED_DEFAULT = False
 
 # ---- file formats --------------------------------------------------------------------------------
 DEFAULT_FILE_FORMAT = "write.format.default"

@@ -54,6 +54,7 @@ from icefloe.spark.read.name_mapped import read_by_names, split_by_ids
 from icefloe.spark.session import configure_reads
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.types import to_spark_schema, to_spark_type, uuid_string
+from icefloe.spark.wap import wap_read_branch
 from icefloe.spec import types as it
 from icefloe.spec.schema import Schema, index_by_name, prune_columns
 from icefloe.spec.table_metadata import TableMetadata
@@ -102,6 +103,9 @@ def read(
         from_snapshot_id, to_snapshot_id: an incremental read: the rows appended after
             ``from_snapshot_id`` (exclusive) up to ``to_snapshot_id`` (default: current).
         case_sensitive: how column names in ``filter`` and ``columns`` are matched.
+
+    Without time travel, a table with ``write.wap.enabled=true`` is read at the branch
+    ``spark.wap.branch`` names, once it exists (write-audit-publish, see ``spark/wap.py``).
     """
     split = split_metadata_table(table, load_catalog) if isinstance(table, str) else None
     if split is not None:  # "db.t.files": a metadata table
@@ -134,6 +138,8 @@ def read(
             scan = scan.to_snapshot(to_snapshot_id)
     else:
         scan = resolved.new_scan()
+        if snapshot_id is None and ref is None and as_of is None:
+            ref = wap_read_branch(spark, resolved)  # write-audit-publish: the WAP branch
         if snapshot_id is not None:
             scan = scan.use_snapshot(snapshot_id)
         if ref is not None:

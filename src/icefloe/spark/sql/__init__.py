@@ -26,7 +26,7 @@ from icefloe.spark.sql import parse as p
 from icefloe.spark.sql.ddl import run_alter, run_create, run_drop, run_namespace
 from icefloe.spark.sql.dml import run_delete, run_insert, run_merge, run_update
 from icefloe.spark.sql.procedures import run_call
-from icefloe.spark.sql.queries import replace_tables, run_query, to_sql
+from icefloe.spark.sql.queries import run_frames, run_query
 from icefloe.spark.sql.resolve import Resolver, name_parts
 from icefloe.spark.sql.show import describable, run_describe, run_show
 
@@ -59,6 +59,14 @@ def sql(spark: SparkSession, statement: str, catalog: Catalog | str | None = Non
     except ParseError:
         return spark.sql(statement)  # Spark's own syntax sqlglot does not know
     resolver = Resolver(catalog)
+    try:
+        return _run(spark, statement, tree, resolver)
+    finally:
+        for view in resolver.views:  # the statement has run: nothing reads them any more
+            spark.catalog.dropTempView(view)
+
+
+def _run(spark: SparkSession, statement: str, tree: exp.Expression, resolver: Resolver) -> DataFrame:
     if isinstance(tree, p.Call):
         return run_call(spark, tree, resolver)
     if isinstance(tree, p.ShowStatement):
@@ -105,7 +113,7 @@ def _maybe(
     node = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     if _names(node, resolver):
         return run(spark, tree, resolver)
-    return spark.sql(to_sql(replace_tables(spark, tree, resolver)))
+    return run_frames(spark, tree, resolver)
 
 
 _NAMESPACE_KINDS = ("NAMESPACE", "DATABASE", "SCHEMA")

@@ -17,11 +17,12 @@ from pyspark.sql import types as st
 from sqlglot import exp
 
 from icefloe.errors import TableAlreadyExistsError, UnsupportedFeatureError, ValidationError
+from icefloe.spark.jobs import removed_unless_committed
 from icefloe.spark.sql import parse as p
 from icefloe.spark.sql.queries import empty_result, replace_tables, to_sql
 from icefloe.spark.sql.resolve import Resolver, name_parts
 from icefloe.spark.types import iceberg_type_from_spark, schema_from_spark
-from icefloe.spark.write.frames import write
+from icefloe.spark.write.frames import write_data_frame
 from icefloe.spec import properties as props
 from icefloe.spec import types as it
 from icefloe.spec.schema import Schema, assign_fresh_ids
@@ -143,19 +144,29 @@ def run_create(spark: SparkSession, tree: exp.Create, resolver: Resolver) -> Dat
         if tree.args.get("exists"):
             return empty_result(spark)
         raise TableAlreadyExistsError(f"table '{identifier}' already exists")
-    if exists:
-        txn = resolver.catalog.replace_table_transaction(identifier, schema, **options)
-        txn.commit_transaction()
-        table = resolver.catalog.load_table(identifier)
+    if df is None and not exists:
+        resolver.catalog.create_table(identifier, schema, **options)
+        return empty_result(spark)
+    # CTAS / RTAS are atomic, as Java's staged tables: the table appears (or is replaced)
+    # with its rows in one commit of a create / replace transaction.
+    if not replace:
+        txn = resolver.catalog.create_table_transaction(identifier, schema, **options)
+    elif tree.args.get("replace") and str(tree.args.get("kind", "")).upper() != "REPLACE":
+        txn = resolver.catalog.create_or_replace_table_transaction(identifier, schema, **options)
     else:
-        table = resolver.catalog.create_table(identifier, schema, **options)
-    if df is not None:
-        try:
-            write(df, table, "append")
-        except Exception:
-            if not exists:  # CTAS is all or nothing
-                resolver.catalog.drop_table(identifier, purge=True)
-            raise
+        txn = resolver.catalog.replace_table_transaction(identifier, schema, **options)
+    if df is None:
+        txn.commit_transaction()
+        return empty_result(spark)
+    files, cleanup = write_data_frame(df, txn)
+    with removed_unless_committed(lambda: cleanup(committed=())):
+        if files:
+            append = txn.new_append()
+            for file in files:
+                append.append_file(file)
+            append.commit()
+        txn.commit_transaction()
+    cleanup(committed=[f.file_path for f in files])
     return empty_result(spark)
 
 

@@ -281,7 +281,12 @@ class IcebergSpark(Spark):
             key = None
             if kind == "tblproperties":
                 target = self._parse_table_parts()
-                if self._match(TokenType.L_PAREN):
+                last = target.this if isinstance(target, exp.Table) else None
+                if isinstance(last, exp.Anonymous) and len(last.expressions) == 1:
+                    # sqlglot reads ``t ('key')`` as a call of a function ``t``
+                    key = last.expressions[0]
+                    target.set("this", exp.to_identifier(last.name))
+                elif self._match(TokenType.L_PAREN):
                     key = self._parse_primary() or self._parse_var(any_token=True)
                     self._match_r_paren()
             elif self._match_set((TokenType.IN, TokenType.FROM)):

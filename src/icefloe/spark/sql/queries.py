@@ -5,8 +5,12 @@ t``), so joins, subqueries, CTEs, window functions and Spark's own tables and vi
 Spark's. Time travel (``VERSION AS OF``, ``TIMESTAMP AS OF``, ``db.t.branch_x``, ...) and
 metadata tables pick what the view reads.
 
-The views live for the session (a DataFrame Spark Connect analyses later still needs them);
-their names are unique per read.
+A query's tables reach Spark as DataFrame arguments of ``spark.sql`` (``{name}`` fields):
+classic Spark registers and drops them around the call; Spark Connect sends them inside the
+query's plan, so the DataFrame returned, analysed later, needs no view at all. Other
+statements (conditions of DELETE / UPDATE / MERGE, the source of a write) register
+uniquely named temporary views that ``isp.sql`` drops once the statement has run
+(``Resolver.views``).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from icefloe.spark.read.metadata_tables import metadata_table_frame
 from icefloe.spark.sql.parse import parse
 from icefloe.spark.sql.resolve import Resolver, TableRef, name_parts
 
-__all__ = ["empty_result", "ref_frame", "replace_tables", "run_query", "time_travel", "to_sql"]
+__all__ = ["empty_result", "ref_frame", "replace_tables", "run_frames", "run_query", "time_travel", "to_sql"]
 
 _VIEW_PREFIX = "_icefloe_"
 
@@ -75,8 +79,15 @@ def ref_frame(spark: SparkSession, resolver: Resolver, ref: TableRef, travel: di
     return read(spark, table, **travel)
 
 
-def replace_tables(spark: SparkSession, tree: exp.Expression, resolver: Resolver) -> exp.Expression:
-    """``tree`` with each icefloe table it reads replaced by a temporary view of its rows."""
+def replace_tables(
+    spark: SparkSession,
+    tree: exp.Expression,
+    resolver: Resolver,
+    frames: dict[str, DataFrame] | None = None,
+) -> exp.Expression:
+    """``tree`` with each icefloe table it reads replaced by a uniquely named view of its rows:
+    a temporary view (dropped after the statement, see ``Resolver.views``), or, given
+    ``frames``, a DataFrame put there under that name for :func:`run_frames`."""
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
 
     def swap(node: exp.Expression) -> exp.Expression:
@@ -91,18 +102,36 @@ def replace_tables(spark: SparkSession, tree: exp.Expression, resolver: Resolver
             if view_sql is None:
                 return node
             # A catalog view: its SQL, with the icefloe tables it reads replaced in turn.
-            body = replace_tables(spark, parse(view_sql), resolver)
+            body = replace_tables(spark, parse(view_sql), resolver, frames)
             alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(parts[-1]))
             return exp.Subquery(this=body, alias=alias)
         frame = ref_frame(spark, resolver, ref, time_travel(spark, node.args.get("version")))
         view = f"{_VIEW_PREFIX}{uuid.uuid4().hex}"
-        frame.createOrReplaceTempView(view)
+        if frames is not None:
+            frames[view] = frame
+        else:
+            frame.createOrReplaceTempView(view)
+            resolver.views.append(view)
         alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(parts[-1]))
         return exp.Table(this=exp.to_identifier(view), alias=alias)
 
     return tree.transform(swap)
 
 
+def run_frames(spark: SparkSession, tree: exp.Expression, resolver: Resolver) -> DataFrame:
+    """``spark.sql`` of ``tree``, its icefloe tables passed as DataFrame arguments (no view
+    outlives the call, and the DataFrame stays valid however late Spark analyses it)."""
+    frames: dict[str, DataFrame] = {}
+    text = to_sql(replace_tables(spark, tree, resolver, frames))
+    if not frames:
+        return spark.sql(text)
+    text = text.replace("{", "{{").replace("}", "}}")  # braces of the statement are literal
+    for name in frames:
+        text = text.replace(name, "{" + name + "}")
+    arguments: dict[str, Any] = dict(frames)
+    return spark.sql(text, **arguments)
+
+
 def run_query(spark: SparkSession, tree: exp.Expression, resolver: Resolver) -> DataFrame:
     """A SELECT / WITH / VALUES statement with icefloe tables in it, run by Spark."""
-    return spark.sql(to_sql(replace_tables(spark, tree, resolver)))
+    return run_frames(spark, tree, resolver)

@@ -53,6 +53,8 @@ class Resolver:
         self.catalog = catalog
         self._exists: dict[str, bool] = {}
         self._tables: dict[str, Table] = {}
+        #: Temporary views the statement registered (``isp.sql`` drops them after it).
+        self.views: list[str] = []
 
     def exists(self, identifier: str) -> bool:
         if identifier not in self._exists:

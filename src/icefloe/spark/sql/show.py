@@ -9,11 +9,13 @@ from icefloe.errors import ValidationError
 from icefloe.spark.sql.parse import ShowStatement
 from icefloe.spark.sql.resolve import Resolver, name_parts
 from icefloe.spark.types import to_spark_type
+from icefloe.spec import properties as props
 from icefloe.spec.partitioning import PartitionField
 from icefloe.spec.schema import Schema
+from icefloe.spec.sorting import NullOrder, SortField
 from icefloe.table.table import Table
 
-__all__ = ["describable", "run_describe", "run_show"]
+__all__ = ["describable", "run_describe", "run_show", "spark_table_properties"]
 
 
 def run_show(spark: SparkSession, tree: ShowStatement, resolver: Resolver) -> DataFrame:
@@ -31,8 +33,70 @@ def run_show(spark: SparkSession, tree: ShowStatement, resolver: Resolver) -> Da
         rows = [(namespace, ident[-1], False) for ident in catalog.list_tables(namespace)]
         return spark.createDataFrame(rows, "namespace string, tableName string, isTemporary boolean")
     table = _table(resolver, target)
-    properties = sorted(table.properties().items())
-    return spark.createDataFrame(properties, "key string, value string")
+    # Spark's ShowTablePropertiesExec: the table's properties without Spark's reserved ones
+    # (provider, location, ...: DESCRIBE shows those).
+    properties = {k: v for k, v in spark_table_properties(table).items() if k not in _SPARK_RESERVED}
+    key = tree.args.get("key")
+    if key is not None:
+        name = key.name
+        value = properties.get(name, f"Table {table.name()} does not have property: {name}")
+        return spark.createDataFrame([(name, value)], "key string, value string")
+    return spark.createDataFrame(sorted(properties.items()), "key string, value string")
+
+
+#: Spark's ``CatalogV2Util.TABLE_RESERVED_PROPERTIES``.
+_SPARK_RESERVED = frozenset({"comment", "location", "owner", "provider", "external", "is_managed_location"})
+
+#: Java's ``SparkTable`` shows these from the metadata, never from the table's properties.
+_JAVA_RESERVED = frozenset(
+    {
+        "provider",
+        "format",
+        "current-snapshot-id",
+        "location",
+        "format-version",
+        "sort-order",
+        "identifier-fields",
+    }
+)
+
+
+def spark_table_properties(table: Table) -> dict[str, str]:
+    """The properties Java's ``SparkTable.properties()`` gives Spark: the file format, the
+    current snapshot, the location, the format version, the sort order and identifier fields,
+    then the table's own properties."""
+    current = table.current_snapshot()
+    own = table.properties()
+    out = {
+        "format": "iceberg/" + own.get(props.DEFAULT_FILE_FORMAT, props.DEFAULT_FILE_FORMAT_DEFAULT),
+        "provider": "iceberg",
+        "current-snapshot-id": str(current.snapshot_id) if current else "none",
+        "location": str(table.location()),
+        props.FORMAT_VERSION: str(table.metadata.format_version),
+    }
+    order = table.sort_order()
+    if not order.is_unsorted:
+        out["sort-order"] = ", ".join(_sort_term(f, table.schema()) for f in order.fields)
+    identifiers = table.schema().identifier_field_names()
+    if identifiers:
+        out["identifier-fields"] = "[" + ",".join(identifiers) + "]"
+    out.update({k: v for k, v in own.items() if k not in _JAVA_RESERVED})
+    return out
+
+
+def _sort_term(field: SortField, schema: Schema) -> str:
+    """A sort field as Java's ``Spark3Util.describe(SortOrder)`` prints it."""
+    column = str(schema.find_column_name(field.source_id))
+    name = str(field.transform)
+    if "[" in name:  # bucket[4] -> bucket(4, c); truncate[2] -> truncate(c, 2), as Java
+        base, width = name.rstrip("]").split("[")
+        term = f"bucket({width}, {column})" if base == "bucket" else f"truncate({column}, {width})"
+    elif field.transform.is_identity:
+        term = column
+    else:
+        term = f"{_PLURAL.get(name, name)}({column})"
+    nulls = "NULLS FIRST" if field.null_order == NullOrder.NULLS_FIRST else "NULLS LAST"
+    return f"{term} {str(field.direction).upper()} {nulls}"
 
 
 def _table(resolver: Resolver, node: exp.Expression) -> Table:

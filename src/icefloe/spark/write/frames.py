@@ -22,7 +22,7 @@ import pickle
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -49,6 +49,7 @@ from icefloe.spark.read.frames import FILE_COLUMN, read_tasks
 from icefloe.spark.rows.conditions import table_condition
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.types import to_spark_type
+from icefloe.spark.wap import wap_write
 from icefloe.spark.write.conform import conform_column
 from icefloe.spark.write.distribution import Distribution, distribute, distribution_for
 from icefloe.spark.write.spark_writer import spark_writer_blocker, write_with_spark
@@ -63,6 +64,7 @@ from icefloe.write.parquet import file_name_prefix, write_data_files
 __all__ = [
     "MODES",
     "OverwriteScope",
+    "WriteTarget",
     "commit_files",
     "conform_to_table",
     "overwrite_scope",
@@ -108,6 +110,9 @@ def write(
             counts each candidate file's matching rows first.
         branch: commit to this branch (created if missing) instead of ``main``.
 
+    With ``write.wap.enabled=true`` on the table, ``spark.wap.id`` stages the snapshot
+    (returned, not current) and ``spark.wap.branch`` picks the branch (see ``spark/wap.py``).
+
     Raises:
         ValidationError: an unknown mode, columns that do not fit the table, a ``where``
             with another mode.
@@ -121,6 +126,8 @@ def write(
     if where is not None and mode != "overwrite":
         raise ValidationError(f"where= is only for mode='overwrite', not '{mode}'")
     resolved = resolve_table(table)
+    target = wap_write(df.sparkSession, resolved, branch)
+    branch = target.branch
     scope: OverwriteScope | Expression | str | None
     if branch is not None and where is not None:
         if isinstance(where, Column):
@@ -130,9 +137,20 @@ def write(
         scope = None if where is None else overwrite_scope(df.sparkSession, resolved, where)
     files, cleanup = write_data_frame(df, resolved)
     with removed_unless_committed(lambda: cleanup(committed=())):
-        if not commit_files(resolved, files, mode, where=scope, branch=branch):
+        committed = commit_files(
+            resolved,
+            files,
+            mode,
+            where=scope,
+            summary=target.summary(),
+            branch=branch,
+            stage_only=target.wap_id is not None,
+        )
+        if not committed:
             return None
     cleanup(committed=[f.file_path for f in files])
+    if target.wap_id is not None:
+        return resolved.snapshots()[-1]  # the staged one: added last, not current
     if branch is not None:
         return resolved.snapshot(branch)
     return resolved.current_snapshot()
@@ -205,6 +223,7 @@ def commit_files(
     where: OverwriteScope | Expression | str | None = None,
     summary: Mapping[str, str] | None = None,
     branch: str | None = None,
+    stage_only: bool = False,
 ) -> bool:
     """Commit ``files`` in one snapshot of ``mode`` (see :func:`write`); the operation deletes
     them when the commit surely failed. Shared with the ``icefloe`` data source.
@@ -214,6 +233,7 @@ def commit_files(
             (icefloe's grammar for a string); None: every row.
         summary: extra snapshot summary properties.
         branch: the branch to commit to (default ``main``).
+        stage_only: add the snapshot without making it current (write-audit-publish).
 
     Returns:
         False when there was nothing to commit: an append or a partition replacement without
@@ -254,19 +274,32 @@ def commit_files(
         op = op.set(key, value)
     if branch:
         op = op.to_branch(branch)
+    if stage_only:
+        op = op.stage_only()
     op.delete_on_failure([f.file_path for f in files])
     op.commit()
     return True
 
 
+class WriteTarget(Protocol):
+    """What ``write_data_frame`` needs of a table: a ``Table``, or a transaction (a create or
+    replace transaction writes the files of a table not yet committed)."""
+
+    @property
+    def metadata(self) -> TableMetadata: ...
+
+    def io(self) -> FileIO: ...
+
+
 def write_data_frame(
     df: DataFrame,
-    table: Table,
+    table: WriteTarget,
     *,
     distribution: Distribution | None = None,
     file_column: str | None = None,
 ) -> tuple[list[DataFile], Any]:
-    """Write ``df`` as data files of ``table`` in Spark tasks; nothing is committed.
+    """Write ``df`` as data files of ``table`` (a ``Table`` or a transaction) in Spark tasks;
+    nothing is committed.
 
     Args:
         distribution: how rows are clustered over the write tasks first (default: the
