@@ -177,6 +177,10 @@ def test_write_audit_publish(spark: SparkSession, catalog: Catalog) -> None:
         )
         assert snapshot is not None and snapshot.summary["wap.id"] == "audit-2"
         assert _table_rows(catalog, "db.w") == [(1, "a")]
+        spark.conf.set("spark.wap.id", "audit-3")  # row changes are staged too
+        q("DELETE FROM db.w WHERE id = 1")
+        assert catalog.load_table("db.w").snapshots()[-1].summary["wap.id"] == "audit-3"
+        assert _table_rows(catalog, "db.w") == [(1, "a")]
         spark.conf.unset("spark.wap.id")
 
         result = q("CALL system.publish_changes('db.w', 'audit-1')")
@@ -204,6 +208,10 @@ def test_write_audit_publish(spark: SparkSession, catalog: Catalog) -> None:
             (4,),
             (5,),
         ]
+        q("UPDATE db.w SET v = 'D' WHERE id = 4")
+        q(
+            "MERGE INTO db.w t USING (SELECT 5L AS id, 'E' AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v"
+        )
         assert _table_rows(catalog, "db.w") == [(1, "a"), (2, "b"), (3, "c")]  # main
         with pytest.raises(ValidationException, match="both branch and WAP branch"):
             q("INSERT INTO db.w.branch_other VALUES (6, 'f')")
@@ -214,7 +222,7 @@ def test_write_audit_publish(spark: SparkSession, catalog: Catalog) -> None:
         spark.conf.unset("spark.wap.id")
         spark.conf.unset("spark.wap.branch")
     q("CALL system.fast_forward('db.w', 'main', 'audit')")
-    assert [r[0] for r in _table_rows(catalog, "db.w")] == [1, 2, 3, 4, 5]
+    assert _table_rows(catalog, "db.w") == [(1, "a"), (2, "b"), (3, "c"), (4, "D"), (5, "E")]
 
 
 def _icefloe_views(spark: SparkSession) -> list[str]:

@@ -27,6 +27,7 @@ from icefloe.spark.paths import reported_path
 from icefloe.spark.read.frames import FILE_COLUMN, POSITION_COLUMN, read_tasks
 from icefloe.spark.rows.conditions import Condition, table_condition
 from icefloe.spark.tables import resolve_table
+from icefloe.spark.wap import WapWrite, wap_write
 from icefloe.spark.write.distribution import distribution_for
 from icefloe.spark.write.frames import conform_to_table, write_data_frame
 from icefloe.spec.snapshots import Snapshot
@@ -99,7 +100,7 @@ def apply_change(
     new_rows: DataFrame | None,
     conflict_filter: Expression,
     new_rows_file_column: str | None = None,
-    branch: str | None = None,
+    target: WapWrite | None = None,
 ) -> Snapshot | None:
     """Commit a change: ``changed`` (live rows with file and position) go away, ``new_rows``
     (table columns) come in; files in ``whole`` go away unread.
@@ -111,8 +112,10 @@ def apply_change(
         tasks: the planned tasks ``changed`` came from.
         new_rows_file_column: a column of ``new_rows`` naming the file a row's old version
             came from (a copy-on-write update clusters by it), not written.
-        branch: the branch committed to (None: main); ``snapshot`` is its head.
+        target: where the change commits (:func:`icefloe.spark.wap.wap_write`: a branch, and
+            a write-audit-publish id that stages it); None: main. ``snapshot`` is its head.
     """
+    target = target or WapWrite(None)
     metadata = table.metadata
     mode, isolation = change_mode(metadata, kind), change_isolation(metadata, kind)
     partial = _positions(changed, tasks)
@@ -182,7 +185,9 @@ def apply_change(
             isolation=isolation,
             conflict_filter=conflict_filter,
             new_rows=added,
-            branch=branch,
+            branch=target.branch,
+            snapshot_properties=target.summary(),
+            stage_only=target.wap_id is not None,
         )
     committed = [f.file_path for f in [*written.data, *added]]
     for cleanup in cleanups:
@@ -220,11 +225,15 @@ def delete(
             files whose every row matches are removed without being read.
         branch: change that branch (its head is read and committed to) instead of main; a
             branch that does not exist yet is created from the current snapshot, as Java does.
+
+    With ``write.wap.enabled=true`` on the table, ``spark.wap.id`` stages the snapshot and
+    ``spark.wap.branch`` picks the branch, as for ``isp.write`` (``icefloe.spark.wap``).
     """
     resolved = resolve_table(table)
+    target = wap_write(spark, resolved, branch)
     condition = table_condition(spark, resolved.metadata.schema(), where)
     row_filter = condition.pushed
-    snapshot, tasks = _plan(resolved, row_filter, branch)
+    snapshot, tasks = _plan(resolved, row_filter, target.branch)
     whole, rest = _split_whole(tasks) if condition.exact else ([], list(tasks))
     changed = _live_rows(spark, resolved, rest).filter(_matching(condition))
     return apply_change(
@@ -237,7 +246,7 @@ def delete(
         changed=changed,
         new_rows=None,
         conflict_filter=row_filter,
-        branch=branch,
+        target=target,
     )
 
 
@@ -254,6 +263,7 @@ def update(
 
     ``where`` and ``branch`` are what :func:`delete` takes."""
     resolved = resolve_table(table)
+    target = wap_write(spark, resolved, branch)
     schema = resolved.metadata.schema()
     names = {f.name.lower(): f.name for f in schema.fields}
     unknown = [c for c in set if c.lower() not in names]
@@ -262,7 +272,7 @@ def update(
     assignments = {names[c.lower()]: (F.expr(e) if isinstance(e, str) else e) for c, e in set.items()}
     condition = table_condition(spark, schema, where)
     row_filter = condition.pushed
-    snapshot, tasks = _plan(resolved, row_filter, branch)
+    snapshot, tasks = _plan(resolved, row_filter, target.branch)
     changed = _live_rows(spark, resolved, tasks).filter(_matching(condition))
     updated = changed.select(
         *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
@@ -279,5 +289,5 @@ def update(
         new_rows=updated,
         conflict_filter=row_filter,
         new_rows_file_column=FILE_COLUMN,
-        branch=branch,
+        target=target,
     )

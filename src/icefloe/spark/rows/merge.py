@@ -36,6 +36,7 @@ from icefloe.spark.read.frames import FILE_COLUMN, POSITION_COLUMN, read_tasks
 from icefloe.spark.rows.changes import apply_change
 from icefloe.spark.rows.conditions import merge_target_filter
 from icefloe.spark.tables import resolve_table
+from icefloe.spark.wap import wap_write
 from icefloe.spec.snapshots import Snapshot
 from icefloe.table.rows.row_changes import branch_head
 from icefloe.table.table import Table
@@ -126,7 +127,8 @@ class MergeBuilder:
         spark = self.source.sparkSession
         metadata = table.metadata
         schema = metadata.schema()
-        snapshot = branch_head(metadata, self.branch)
+        commits_to = wap_write(spark, table, self.branch)
+        snapshot = branch_head(metadata, commits_to.branch)
         kinds = {c.kind for c in self.clauses}
         # Target rows only a NOT MATCHED BY SOURCE clause acts on need the whole table; else
         # only target rows that can match are read: what the condition says of the target's
@@ -190,7 +192,7 @@ class MergeBuilder:
                 changed=changed,
                 new_rows=new_rows,
                 conflict_filter=target_filter,
-                branch=self.branch,
+                target=commits_to,
             )
         finally:
             acted.unpersist()

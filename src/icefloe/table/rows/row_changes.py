@@ -333,9 +333,11 @@ def _commit(
     new_rows: Sequence[DataFile] = (),
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
+    stage_only: bool = False,
 ) -> Snapshot | None:
     """Commit the change as one snapshot (an overwrite or a row delta, per ``mode``) to
-    ``branch`` (default main)."""
+    ``branch`` (default main); ``stage_only``: added to the table's snapshots without moving
+    any ref (write-audit-publish)."""
     io = target.io()
     owned = written.paths() + [f.file_path for f in new_rows]
     try:
@@ -372,6 +374,8 @@ def _commit(
             operation.to_branch(branch)
         if found.snapshot is not None:
             operation.validate_from_snapshot(found.snapshot.snapshot_id)
+        if stage_only:
+            operation.stage_only()
         operation.delete_on_failure(owned)
         for key, value in (snapshot_properties or {}).items():
             operation.set(key, value)
