@@ -30,6 +30,7 @@ from typing import TypeVar
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as st
 from pyspark.taskcontext import TaskContext
 
 from icefloe import errors
@@ -62,6 +63,8 @@ _TASK_ERROR = re.compile(r"^icefloe\.errors\.(?P<name>\w+): (?P<message>.*)$", r
 _LOCAL = re.compile(r"local(?:\[(?P<n>\d+|\*)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"local-cluster\[(?P<workers>\d+),\s*(?P<cores>\d+),\s*\d+\]$")
 _ITEMS, _RESULTS = "items", "results"
+# StructTypes rather than DDL text, which Spark Connect sends to the server to parse.
+_RESULTS_SCHEMA = st.StructType([st.StructField(_RESULTS, st.BinaryType())])
 
 
 def parallelism(spark: SparkSession) -> int:
@@ -105,7 +108,7 @@ def map_in_tasks(
         results = list(fn(share))
         yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(results)], pa.binary())], [_RESULTS])
 
-    rows = frame_in_tasks(spark, items, run, f"{_RESULTS} binary", slices=slices).toArrow()
+    rows = frame_in_tasks(spark, items, run, _RESULTS_SCHEMA, slices=slices).toArrow()
     return [result for blob in rows.column(0).to_pylist() for result in pickle.loads(blob)]
 
 
@@ -113,11 +116,12 @@ def frame_in_tasks(
     spark: SparkSession,
     items: Sequence[T],
     fn: Callable[[list[T]], Iterable[pa.RecordBatch]],
-    schema: str,
+    schema: str | st.StructType,
     *,
     slices: int | None = None,
 ) -> DataFrame:
-    """A DataFrame (of ``schema``) of the batches ``fn`` makes from each task's share of
+    """A DataFrame (of ``schema``: a StructType saves Spark Connect a round trip to parse DDL
+    text) of the batches ``fn`` makes from each task's share of
     ``items``, in at most ``slices`` tasks: the start of a distributed job over driver data."""
     count = max(1, min(len(items), slices or parallelism(spark)))
     shares = [list(items[i::count]) for i in range(count)]

@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as st
 from pyspark.taskcontext import TaskContext
 
 from icefloe.arrow.schema import to_requested_schema
@@ -73,7 +74,8 @@ __all__ = [
 #: The write modes: add rows; replace all rows (or those ``where`` matches); replace the
 #: partitions the new rows fall in.
 MODES = ("append", "overwrite", "overwrite-partitions")
-_DESCRIPTION = "file binary"
+# A StructType, not DDL text: Spark Connect would send the text to the server to parse it.
+_DESCRIPTION = st.StructType([st.StructField("file", st.BinaryType())])
 
 
 def write(

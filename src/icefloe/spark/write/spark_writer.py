@@ -337,9 +337,16 @@ class _SessionSettings:
         with _SETTINGS_LOCK:
             count, before = self._active.get(key, (0, {}))
             if count == 0:
-                before = {name: self.spark.conf.get(name, None) for name in _SESSION_SETTINGS}
-                for name, value in _SESSION_SETTINGS.items():
-                    self.spark.conf.set(name, value)
+                # One request for all of them (a round trip each on Spark Connect), and only
+                # the settings that differ are set and later restored.
+                current = self.spark.conf.getAll
+                before = {
+                    name: current.get(name)
+                    for name, value in _SESSION_SETTINGS.items()
+                    if current.get(name) != value
+                }
+                for name in before:
+                    self.spark.conf.set(name, _SESSION_SETTINGS[name])
             self._active[key] = (count + 1, before)
 
     def __exit__(self, *exc: object) -> None:
