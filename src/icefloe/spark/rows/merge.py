@@ -153,21 +153,22 @@ class MergeBuilder:
         joined = target.alias("t").join(source.alias("s"), on=_column(self.condition), how=_join_type(kinds))
         matched = F.col(f"t.{_TARGET_PRESENT}").isNotNull() & F.col(f"s.{_SOURCE_PRESENT}").isNotNull()
 
-        duplicates = (
-            joined.filter(matched)
-            .groupBy(f"t.{FILE_COLUMN}", f"t.{POSITION_COLUMN}")
-            .count()
-            .filter("count > 1")
-        )
-        if self._acts_on_matched() and duplicates.limit(1).count():
-            raise ValidationError(
-                "MERGE: a target row matched more than one source row (the merge condition must match "
-                "each target row at most once)"
-            )
-
-        acted = joined.withColumn(_ACTION, self._action(matched))
-        acted = acted.persist()
+        # The join runs once: the duplicate check, the changed positions and the new rows all
+        # read it from Spark's cache (else the target would be scanned and joined again).
+        joined = joined.persist()
         try:
+            duplicates = (
+                joined.filter(matched)
+                .groupBy(f"t.{FILE_COLUMN}", f"t.{POSITION_COLUMN}")
+                .count()
+                .filter("count > 1")
+            )
+            if self._acts_on_matched() and duplicates.limit(1).count():
+                raise ValidationError(
+                    "MERGE: a target row matched more than one source row (the merge condition must "
+                    "match each target row at most once)"
+                )
+            acted = joined.withColumn(_ACTION, self._action(matched))
             changed = acted.filter(
                 F.col(f"t.{_TARGET_PRESENT}").isNotNull() & (F.col(_ACTION) != F.lit(_KEEP))
             ).select(
@@ -190,7 +191,7 @@ class MergeBuilder:
                 conflict_filter=target_filter,
             )
         finally:
-            acted.unpersist()
+            joined.unpersist()
 
     def _acts_on_matched(self) -> bool:
         return any(c.kind == "matched" for c in self.clauses)
