@@ -149,14 +149,16 @@ class MergeBuilder:
         target = read_tasks(
             spark, metadata, table.io(), tasks, table_schema=schema, projection=schema, keep_file_columns=True
         ).withColumn(_TARGET_PRESENT, F.lit(True))
-        source = self.source.withColumn(_SOURCE_PRESENT, F.lit(True))
-        joined = target.alias("t").join(source.alias("s"), on=_column(self.condition), how=_join_type(kinds))
-        matched = F.col(f"t.{_TARGET_PRESENT}").isNotNull() & F.col(f"s.{_SOURCE_PRESENT}").isNotNull()
-
-        # The join runs once: the duplicate check, the changed positions and the new rows all
-        # read it from Spark's cache (else the target would be scanned and joined again).
-        joined = joined.persist()
+        # The source is cached, so the duplicate check, the changed positions and the new rows
+        # all see the same source rows; the target is read again by each (its snapshot's files
+        # do not change), which lets Spark read only the target columns each one needs (a
+        # cached join would hold, and shuffle, every column of every target row it keeps).
+        source = self.source.withColumn(_SOURCE_PRESENT, F.lit(True)).persist()
         try:
+            joined = target.alias("t").join(
+                source.alias("s"), on=_column(self.condition), how=_join_type(kinds)
+            )
+            matched = F.col(f"t.{_TARGET_PRESENT}").isNotNull() & F.col(f"s.{_SOURCE_PRESENT}").isNotNull()
             duplicates = (
                 joined.filter(matched)
                 .groupBy(f"t.{FILE_COLUMN}", f"t.{POSITION_COLUMN}")
@@ -191,7 +193,7 @@ class MergeBuilder:
                 conflict_filter=target_filter,
             )
         finally:
-            joined.unpersist()
+            source.unpersist()
 
     def _acts_on_matched(self) -> bool:
         return any(c.kind == "matched" for c in self.clauses)
