@@ -45,11 +45,19 @@ dropping them (Arrow transfer), ``mapInArrow`` writing them with plain pyarrow
 the path tables Spark's writer cannot write take. The flat table itself is written by Spark's
 own Parquet writer (``isp.write`` chooses it); the nested case always by icefloe's.
 
+**Connect column** (``--connect``, or ``--only connect`` alone): the same reads and writes on a
+Spark Connect session against a classic one (target: within 1.1x), each session in its own
+subprocess, kinds alternating; ``--connect-gb`` GiB per write (default 1), plus the per-query
+fixed cost (1,000 rows) and Spark's own Parquet read on both kinds, to tell what Connect costs
+Spark from what it costs icefloe. ``--trace`` lists every Connect request a session made. The
+work is done by ``spark_connect.py``.
+
 Usage, from the repository with the project venv::
 
     python bench/spark_io.py                      # 2 GiB, all queries, Java included
     python bench/spark_io.py --quick --no-java    # 0.2 GiB, to try it out
     python bench/spark_io.py --diagnose --only read --queries scan-agg,selective
+    python bench/spark_io.py --only connect --connect-gb 1 --trace
 """
 
 from __future__ import annotations
@@ -724,7 +732,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per read query and engine")
     parser.add_argument("--write-repeat", type=int, default=2, help="runs per write and engine")
     parser.add_argument("--queries", default=",".join(QUERY_NAMES), help="comma-separated read queries")
-    parser.add_argument("--only", choices=["read", "write"], help="only the reads or only the writes")
+    parser.add_argument(
+        "--only",
+        choices=["read", "write", "connect"],
+        help="only the reads, the writes or the Connect column",
+    )
+    parser.add_argument(
+        "--connect", action="store_true", help="add the Connect column: the same on Spark Connect vs classic"
+    )
+    parser.add_argument("--connect-gb", type=float, default=1.0, help="GiB per write of the Connect column")
+    parser.add_argument("--connect-repeat", type=int, default=2, help="sessions per kind, Connect column")
+    parser.add_argument("--trace", action="store_true", help="Connect column: log every Connect request")
     parser.add_argument("--codec", default="zstd", help="Parquet codec of every writer (default zstd)")
     parser.add_argument("--level", type=int, default=3, help="codec level of every writer (3: parquet-mr's)")
     parser.add_argument("--nested-fraction", type=float, default=0.25, help="rows of the nested write case")
@@ -748,6 +766,9 @@ def main(argv: list[str]) -> int:
     if unknown:
         parser.error(f"unknown queries {unknown}; choose from {', '.join(QUERY_NAMES)}")
     args.cache_dir.mkdir(parents=True, exist_ok=True)
+    if args.only == "connect":
+        print(connect_column(args))
+        return 0
 
     spark = isp.local_session(
         args.master,
@@ -781,6 +802,9 @@ def main(argv: list[str]) -> int:
             java.close()
     print()
     print(render(cases))
+    if args.connect:
+        spark.stop()  # its JVM would compete with the Connect column's sessions
+        print(connect_column(args))
     print(
         f"\nicefloe/x: icefloe's time over that engine's (below 1.00x: icefloe is faster); load: mean "
         f"1-minute load average after the runs ({os.cpu_count()} cpus); waited {QUIET['waited_s']:.0f} s "
@@ -812,6 +836,14 @@ def main(argv: list[str]) -> int:
         args.json.write_text(json.dumps({"source": built, "rows": source.rows, "cases": out}, indent=1))
     spark.stop()
     return 0
+
+
+def connect_column(args: argparse.Namespace) -> str:
+    """icefloe's reads and writes on Spark Connect vs classic PySpark (``spark_connect.py``,
+    imported here: it imports this module's column definitions)."""
+    connect = importlib.import_module("spark_connect")
+    report: str = connect.compare(args.connect_gb, args.connect_repeat, trace=args.trace)
+    return report
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from typing import TypeVar
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as st
 from pyspark.taskcontext import TaskContext
 
 from icefloe import errors
@@ -65,8 +66,12 @@ _LOCAL = re.compile(r"local(?:\[(?P<n>\d+|\*)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"local-cluster\[(?P<workers>\d+),\s*(?P<cores>\d+),\s*\d+\]$")
 _ITEMS, _RESULTS = "items", "results"
 _SETTINGS_LOCK = threading.Lock()
-# (id(session), setting) -> (blocks holding it, the session's own value)
+# (id(session), setting) -> (blocks holding it, the session's own value, or _UNCHANGED when the
+# session already had the value the blocks want)
+_UNCHANGED = "\0icefloe-unchanged"
 _HELD_SETTINGS: dict[tuple[int, str], tuple[int, str | None]] = {}
+# StructTypes rather than DDL text, which Spark Connect sends to the server to parse.
+_RESULTS_SCHEMA = st.StructType([st.StructField(_RESULTS, st.BinaryType())])
 
 
 def parallelism(spark: SparkSession) -> int:
@@ -110,7 +115,7 @@ def map_in_tasks(
         results = list(fn(share))
         yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(results)], pa.binary())], [_RESULTS])
 
-    rows = frame_in_tasks(spark, items, run, f"{_RESULTS} binary", slices=slices).toArrow()
+    rows = frame_in_tasks(spark, items, run, _RESULTS_SCHEMA, slices=slices).toArrow()
     return [result for blob in rows.column(0).to_pylist() for result in pickle.loads(blob)]
 
 
@@ -118,11 +123,12 @@ def frame_in_tasks(
     spark: SparkSession,
     items: Sequence[T],
     fn: Callable[[list[T]], Iterable[pa.RecordBatch]],
-    schema: str,
+    schema: str | st.StructType,
     *,
     slices: int | None = None,
 ) -> DataFrame:
-    """A DataFrame (of ``schema``) of the batches ``fn`` makes from each task's share of
+    """A DataFrame (of ``schema``: a StructType saves Spark Connect a round trip to parse DDL
+    text) of the batches ``fn`` makes from each task's share of
     ``items``, in at most ``slices`` tasks: the start of a distributed job over driver data."""
     count = max(1, min(len(items), slices or parallelism(spark)))
     shares = [list(items[i::count]) for i in range(count)]
@@ -149,11 +155,18 @@ def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterat
     """
     session = id(spark)
     with _SETTINGS_LOCK:
+        current: dict[str, str] | None = None
         for name, value in settings.items():
-            holders, before = _HELD_SETTINGS.get((session, name), (0, None))
+            holders, before = _HELD_SETTINGS.get((session, name), (0, _UNCHANGED))
             if holders == 0:
-                before = spark.conf.get(name, None)
-                spark.conf.set(name, value)
+                # One request for the session's values (each call is a round trip on Spark
+                # Connect); a setting that already has the value is neither set nor restored.
+                current = spark.conf.getAll if current is None else current
+                before = current.get(name)
+                if before == value:
+                    before = _UNCHANGED
+                else:
+                    spark.conf.set(name, value)
             _HELD_SETTINGS[(session, name)] = (holders + 1, before)
     try:
         yield
@@ -163,6 +176,8 @@ def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterat
                 holders, before = _HELD_SETTINGS.pop((session, name))
                 if holders > 1:
                     _HELD_SETTINGS[(session, name)] = (holders - 1, before)
+                elif before is _UNCHANGED:
+                    continue
                 elif before is None:
                     spark.conf.unset(name)
                 else:

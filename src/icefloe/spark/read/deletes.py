@@ -18,6 +18,7 @@ from functools import reduce
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as st
 
 from icefloe.io import FileIO
 from icefloe.scan._deletes import PositionDeletes
@@ -94,8 +95,11 @@ def _deleted_positions(spark: SparkSession, tasks: Sequence[FileScanTask], io: F
                     names=[_FILE, _POS],
                 )
 
-    indexes = spark.createDataFrame([(i,) for i in range(len(tasks))], "i int").repartition(slices)
-    return indexes.mapInArrow(positions, f"{_FILE} string, {_POS} long")
+    # Schemas as StructTypes, not DDL text (Spark Connect would ask the server to parse it).
+    index = st.StructType([st.StructField("i", st.IntegerType())])
+    indexes = spark.createDataFrame([(i,) for i in range(len(tasks))], index).repartition(slices)
+    located = st.StructType([st.StructField(_FILE, st.StringType()), st.StructField(_POS, st.LongType())])
+    return indexes.mapInArrow(positions, located)
 
 
 def _anti_join_equality(

@@ -153,25 +153,28 @@ class MergeBuilder:
         target = read_tasks(
             spark, metadata, table.io(), tasks, table_schema=schema, projection=schema, keep_file_columns=True
         ).withColumn(_TARGET_PRESENT, F.lit(True))
-        source = self.source.withColumn(_SOURCE_PRESENT, F.lit(True))
-        joined = target.alias("t").join(source.alias("s"), on=_column(self.condition), how=_join_type(kinds))
-        matched = F.col(f"t.{_TARGET_PRESENT}").isNotNull() & F.col(f"s.{_SOURCE_PRESENT}").isNotNull()
-
-        duplicates = (
-            joined.filter(matched)
-            .groupBy(f"t.{FILE_COLUMN}", f"t.{POSITION_COLUMN}")
-            .count()
-            .filter("count > 1")
-        )
-        if self._acts_on_matched() and duplicates.limit(1).count():
-            raise ValidationError(
-                "MERGE: a target row matched more than one source row (the merge condition must match "
-                "each target row at most once)"
-            )
-
-        acted = joined.withColumn(_ACTION, self._action(matched))
-        acted = acted.persist()
+        # The source is cached, so the duplicate check, the changed positions and the new rows
+        # all see the same source rows; the target is read again by each (its snapshot's files
+        # do not change), which lets Spark read only the target columns each one needs (a
+        # cached join would hold, and shuffle, every column of every target row it keeps).
+        source = self.source.withColumn(_SOURCE_PRESENT, F.lit(True)).persist()
         try:
+            joined = target.alias("t").join(
+                source.alias("s"), on=_column(self.condition), how=_join_type(kinds)
+            )
+            matched = F.col(f"t.{_TARGET_PRESENT}").isNotNull() & F.col(f"s.{_SOURCE_PRESENT}").isNotNull()
+            duplicates = (
+                joined.filter(matched)
+                .groupBy(f"t.{FILE_COLUMN}", f"t.{POSITION_COLUMN}")
+                .count()
+                .filter("count > 1")
+            )
+            if self._acts_on_matched() and duplicates.limit(1).count():
+                raise ValidationError(
+                    "MERGE: a target row matched more than one source row (the merge condition must "
+                    "match each target row at most once)"
+                )
+            acted = joined.withColumn(_ACTION, self._action(matched))
             changed = acted.filter(
                 F.col(f"t.{_TARGET_PRESENT}").isNotNull() & (F.col(_ACTION) != F.lit(_KEEP))
             ).select(
@@ -195,7 +198,7 @@ class MergeBuilder:
                 target=commits_to,
             )
         finally:
-            acted.unpersist()
+            source.unpersist()
 
     def _acts_on_matched(self) -> bool:
         return any(c.kind == "matched" for c in self.clauses)

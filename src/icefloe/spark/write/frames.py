@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as st
 from pyspark.taskcontext import TaskContext
 
 from icefloe.arrow.schema import to_requested_schema
@@ -76,7 +77,8 @@ __all__ = [
 #: The write modes: add rows; replace all rows (or those ``where`` matches); replace the
 #: partitions the new rows fall in.
 MODES = ("append", "overwrite", "overwrite-partitions")
-_DESCRIPTION = "file binary"
+# A StructType, not DDL text: Spark Connect would send the text to the server to parse it.
+_DESCRIPTION = st.StructType([st.StructField("file", st.BinaryType())])
 # Rows per Arrow batch Spark hands to icefloe's writer in a task. Spark's default (10 000) makes
 # both sides pay their per-batch costs (the JVM's Arrow writer, icefloe's conform and buffer
 # steps) ten times more often than pyarrow's own batch size; a session that sets another value
