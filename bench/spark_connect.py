@@ -194,7 +194,7 @@ def compare(size_gb: float, repeat: int, *, trace: bool = False) -> str:
                 )
                 for case, seconds in result["times"].items():
                     runs[kind][case].append(seconds)
-                if kind == "connect":
+                if kind == "connect" and any(result["trace"].values()):  # only with --trace
                     traces.append(result["trace"])
     out = [f"\nConnect vs classic: {rows:,} rows (~{size_gb} GiB) per big case, {repeat} sessions per kind"]
     out.append(
