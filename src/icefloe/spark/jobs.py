@@ -146,13 +146,18 @@ def frame_in_tasks(
 
 
 @contextlib.contextmanager
-def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+def session_settings(
+    spark: SparkSession, settings: Mapping[str, str], *, unless_chosen: Mapping[str, str] | None = None
+) -> Iterator[None]:
     """Set SQL ``settings`` on the session while the block runs, then restore the session's own.
 
     For settings Spark reads from the session when a job starts, not from a write's options
     or a DataFrame. Blocks overlapping in threads that share the session share each setting:
-    the first one in sets it, the last one out restores it.
+    the first one in sets it, the last one out restores it. ``unless_chosen`` maps settings to
+    Spark's default: such a setting is left as it is when the session chose another value
+    (judged on the session's own value, not one an overlapping block set).
     """
+    defaults = unless_chosen or {}
     session = id(spark)
     with _SETTINGS_LOCK:
         current: dict[str, str] | None = None
@@ -163,7 +168,7 @@ def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterat
                 # Connect); a setting that already has the value is neither set nor restored.
                 current = spark.conf.getAll if current is None else current
                 before = current.get(name)
-                if before == value:
+                if before == value or (name in defaults and before not in (None, defaults[name])):
                     before = _UNCHANGED
                 else:
                     spark.conf.set(name, value)

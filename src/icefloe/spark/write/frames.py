@@ -333,7 +333,12 @@ def write_data_frame(
     job = JobOutput(io, metadata, operation_id)
     task = _writer_task(io, metadata, job)
     try:
-        with session_settings(spark, _write_batch_settings(spark)), tagged(spark, "write"):
+        batch_rows = session_settings(
+            spark,
+            {_ARROW_BATCH_ROWS: _WRITE_BATCH_ROWS},
+            unless_chosen={_ARROW_BATCH_ROWS: _SPARK_BATCH_ROWS},
+        )
+        with batch_rows, tagged(spark, "write"):
             rows = prepared.mapInArrow(task, _DESCRIPTION).collect()
     except BaseException as exc:
         # Finished tasks' reports are lost with the failed job: delete every file named with
@@ -351,13 +356,6 @@ def write_data_frame(
         job.keep_only(committed, [f.file_path for f in files], retried=retried)
 
     return files, cleanup
-
-
-def _write_batch_settings(spark: SparkSession) -> dict[str, str]:
-    """Larger Arrow batches for icefloe's writer, unless the session chose its own size."""
-    if spark.conf.get(_ARROW_BATCH_ROWS, _SPARK_BATCH_ROWS) != _SPARK_BATCH_ROWS:
-        return {}
-    return {_ARROW_BATCH_ROWS: _WRITE_BATCH_ROWS}
 
 
 def conform_to_table(df: DataFrame, schema: Schema, keep: str | None = None) -> DataFrame:
