@@ -151,6 +151,13 @@ def test_create_changelog_view(spark: SparkSession, catalog: Catalog) -> None:
         f"map('start-snapshot-id', '{snaps[0]}', 'end-snapshot-id', '{snaps[2]}'))"
     )
     assert changes("ranged") == [(2, "B", "INSERT", 0), (2, "b", "DELETE", 0), (3, "c", "DELETE", 1)]
+    # from a time: the oldest ancestor at or after it starts the range (inclusive)
+    second_ms = catalog.load_table("db.c").snapshots()[1].timestamp_ms
+    q(
+        f"CALL system.create_changelog_view('db.c', 'timed', "
+        f"map('start-timestamp', '{second_ms}', 'end-snapshot-id', '{snaps[2]}'))"
+    )
+    assert changes("timed") == changes("ranged")
     with pytest.raises(ValidationError, match="net changes"):
         q("CALL system.create_changelog_view(table => 'db.c', net_changes => true, compute_updates => true)")
 

@@ -54,12 +54,11 @@ def _ranged(table: Table, options: dict[str, str]) -> IncrementalChangelogScan:
     elif "start-timestamp" in options:
         start = int(options["start-timestamp"])
         current = table.current_snapshot()
-        by_id = {s.snapshot_id: s for s in table.snapshots()}
-        oldest = None
-        while current is not None and current.timestamp_ms >= start:
-            oldest = current
-            parent = current.parent_snapshot_id
-            current = by_id.get(parent) if parent is not None else None
+        oldest = None  # the oldest ancestor of the current snapshot at or after ``start``
+        for ancestor in table.metadata.ancestors_of(current.snapshot_id if current else None):
+            if ancestor.timestamp_ms < start:
+                break
+            oldest = ancestor
         if oldest is None:
             raise ValidationError(f"create_changelog_view: no snapshot of {table.name()} after {start}")
         scan = scan.from_snapshot_inclusive(oldest.snapshot_id)
