@@ -506,7 +506,7 @@ def profile_one(spec: str, cache_bytes: int | None) -> None:
     tasks = scan.plan_files()
     profile.disable()
     print(f"{len(tasks):,} tasks")
-    pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+    pstats.Stats(profile).sort_stats(os.environ.get("SORT","tottime")).print_stats(int(os.environ.get("TOPN","30")))
 
 
 def main(argv: list[str]) -> int:

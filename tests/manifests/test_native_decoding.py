@@ -29,6 +29,7 @@ import pytest
 from icefloe.errors import InvalidManifestError
 from icefloe.io import LocalFileIO
 from icefloe.manifests import ManifestWriter, _native, read_manifest_list, write_manifest_list
+from icefloe.manifests._avro_file import read_header
 from icefloe.scan._columnar import decode_manifest
 from icefloe.spec.conversions import to_bytes
 from icefloe.spec.manifest import DataFile, DeleteFile, FileContent, FileFormat, ManifestContent, ManifestFile
@@ -267,6 +268,29 @@ def test_small_files_stay_with_fastavro(tmp_path: Path, caplog: pytest.LogCaptur
         with native_threshold(41):
             _, values = decode_manifest(data, row)
             assert values is not None  # fastavro's flat values: below the threshold
+    assert not caplog.records
+
+
+def test_local_files_decode_from_their_bytes_when_the_file_differs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A local file is decoded natively from its path, but the bytes the caller read decide:
+    a file of another size there (an encrypted file's ciphertext), or one of the same size
+    that does not decode, leaves the decoding to those bytes, without a word."""
+    rng = random.Random(9)
+    path = Path(_write_data(tmp_path, 2, "gzip", rng).manifest_path)
+    data = path.read_bytes()
+    header = read_header(data, str(path))
+    expected, _ = _native.decode(data, header, str(path))
+    from_bytes, _ = _native.decode(data, header, "mem://elsewhere/m.avro")
+    assert expected is not None and from_bytes is not None
+    assert repr(from_bytes.to_pydict()) == repr(expected.to_pydict())  # repr: NaN equals NaN
+    with caplog.at_level(logging.WARNING, logger="icefloe"):
+        for stored in (data + b"longer", bytes(len(data))):
+            path.write_bytes(stored)
+            batch, reason = _native.decode(data, header, str(path))
+            assert reason is None and batch is not None
+            assert repr(batch.to_pydict()) == repr(expected.to_pydict())
     assert not caplog.records
 
 
