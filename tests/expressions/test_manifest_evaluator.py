@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from icefloe.errors import ValidationError
 from icefloe.expressions import ManifestEvaluator, bind
 from icefloe.expressions.evaluator import compile_expression
+from icefloe.scan._summary_filter import SummaryColumns, SummaryFilter
 from icefloe.spec.conversions import to_bytes
 from icefloe.spec.manifest import FieldSummary, ManifestFile
 from icefloe.spec.partitioning import PartitionField, PartitionSpec
@@ -53,6 +55,47 @@ def test_manifests_with_matching_rows_are_kept(
         assume(False)
     if any(truth(row) is True for row in row_list):
         assert ManifestEvaluator(spec, SCHEMA, expr).eval(file)
+
+
+def _damaged(summary: FieldSummary, how: int) -> FieldSummary:
+    """The summary with a bound of another width (undecodable, or a promoted int), or a
+    NaN-free list's ``contains_nan`` unknown."""
+    if how == 1 and summary.lower_bound is not None:
+        return FieldSummary(summary.contains_null, summary.contains_nan, summary.lower_bound + b"\x00", None)
+    if how == 2 and summary.upper_bound is not None:
+        return FieldSummary(summary.contains_null, None, summary.lower_bound, summary.upper_bound[:4])
+    return summary
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    specs(),
+    expressions(),
+    st.lists(st.tuples(st.lists(rows(), min_size=1, max_size=3), st.integers(0, 4)), min_size=1, max_size=8),
+)
+def test_the_vectorized_summary_filter_answers_as_the_evaluator(
+    spec: PartitionSpec, expr: Any, listed: list[tuple[list[dict[str, Any]], int]]
+) -> None:
+    """``scan._summary_filter`` decides every manifest of a list at once exactly as
+    ``ManifestEvaluator.eval`` decides each: bounds of other widths, rows without summaries
+    or with fewer fields, NaN and null summaries included."""
+    manifests = []
+    for row_list, how in listed:
+        try:
+            file = manifest(spec, SCHEMA, [partition_of(spec, row) for row in row_list])
+        except ValidationError:
+            assume(False)
+        summaries = file.partitions or ()
+        if how == 3:
+            file = dataclasses.replace(file, partitions=None)
+        elif how == 4:
+            file = dataclasses.replace(file, partitions=summaries[:-1])
+        else:
+            file = dataclasses.replace(file, partitions=tuple(_damaged(f, how) for f in summaries))
+        manifests.append(file)
+    evaluator = ManifestEvaluator(spec, SCHEMA, expr)
+    mask = SummaryFilter(evaluator.partition_filter).mask(SummaryColumns(manifests))
+    assert mask.tolist() == [evaluator.eval(m) for m in manifests]
 
 
 _S = Schema(NestedField(1, "x", "double"), NestedField(2, "s", "string"), NestedField(3, "n", "int"))

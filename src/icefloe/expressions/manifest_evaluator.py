@@ -24,7 +24,7 @@ from icefloe.spec.manifest import FieldSummary, ManifestFile
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 
-__all__ = ["ManifestEvaluator"]
+__all__ = ["ManifestEvaluator", "summaries_check"]
 
 Summaries = Sequence[FieldSummary]
 Check = Callable[[Summaries], bool]
@@ -132,3 +132,9 @@ class ManifestEvaluator:
         if manifest.partitions is None:
             return True
         return self._check(manifest.partitions)
+
+
+def summaries_check(partition_filter: Expression) -> Check:
+    """``ManifestEvaluator``'s check of one manifest's partition summaries for a bound filter
+    on partition values (``partition_filter``): False only if no file can match."""
+    return visit(partition_filter, _MightMatch())

@@ -46,13 +46,13 @@ from icefloe.spec.types import (
     TimeType,
 )
 
-__all__ = ["MetricsFilter"]
+__all__ = ["NUMERIC_TYPES", "MetricsFilter", "Vectorized"]
 
 #: IN lists longer than this are not checked against bounds (as Java and the evaluator).
 _IN_LIMIT = 200
 
 # Number-like types: (numpy dtype of the usual serialized form, its width in bytes).
-_NUMERIC: dict[type[IcebergType], tuple[str, int]] = {
+NUMERIC_TYPES: dict[type[IcebergType], tuple[str, int]] = {
     IntegerType: ("<i4", 4),
     DateType: ("<i4", 4),
     LongType: ("<i8", 8),
@@ -128,7 +128,7 @@ class _Column:
     def _decode(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         column = self.decoded.bounds(name)
         field_type = self.ref.type
-        dtype, width = _NUMERIC[type(field_type)]
+        dtype, width = NUMERIC_TYPES[type(field_type)]
         is_float = dtype[1] == "f"
         fixed = column.fixed(self.field_id, dtype, width)
         if fixed is not None:  # every entry has the bound, of the usual width
@@ -159,7 +159,9 @@ class _Column:
         return known, result
 
 
-Mask = Callable[["_Context"], np.ndarray]
+# What a mask is computed from: a manifest here (``_Context``), a manifest list in
+# ``_summary_filter``; anything with ``n``, the number of rows.
+Mask = Callable[[Any], np.ndarray]
 
 
 class _Context:
@@ -179,13 +181,16 @@ class _Context:
 
 def _literal_fits(ref: BoundReference, value: Any) -> bool:
     """Whether numpy compares ``value`` with the column's array exactly as Python would."""
-    dtype = _NUMERIC[type(ref.type)][0]
+    dtype = NUMERIC_TYPES[type(ref.type)][0]
     if dtype[1] == "f":
         return isinstance(value, (float, int)) and not isinstance(value, bool)
     return isinstance(value, int) and not isinstance(value, bool) and _INT64[0] <= value <= _INT64[1]
 
 
-class _Vectorized(BoundPredicateVisitor[Mask]):
+class Vectorized(BoundPredicateVisitor[Mask]):
+    """Inclusive checks on whole columns: number-like comparisons on bound arrays (each
+    subclass supplies ``_with_bounds`` and the null / NaN checks), others ``_per_entry``."""
+
     def __init__(self, schema: Schema, case_sensitive: bool):
         self.schema = schema
         self.case_sensitive = case_sensitive
@@ -204,7 +209,7 @@ class _Vectorized(BoundPredicateVisitor[Mask]):
 
     def bound_predicate(self, predicate: BoundPredicate) -> Mask:
         ref = predicate.term
-        if type(ref.type) in _NUMERIC:
+        if type(ref.type) in NUMERIC_TYPES:
             op = predicate.op
             if op.is_unary:
                 values: Any = ()
@@ -377,7 +382,7 @@ class MetricsFilter:
     def __init__(self, schema: Schema, expr: Expression, case_sensitive: bool = True):
         self.expr = rewrite_not(bind(schema, expr, case_sensitive=case_sensitive))
         self.is_trivial = isinstance(self.expr, AlwaysTrue)
-        self._mask = visit(self.expr, _Vectorized(schema, case_sensitive))
+        self._mask = visit(self.expr, Vectorized(schema, case_sensitive))
 
     def might_match(self, decoded: DecodedManifest) -> np.ndarray:
         """Per entry: False only if no row of the file can match."""

@@ -1,6 +1,7 @@
 """Scan planning: from a snapshot and a row filter to FileScanTasks.
 
-1. Manifests are pruned by their partition field summaries (ManifestEvaluator, per spec).
+1. Manifests are pruned by their partition field summaries (ManifestEvaluator's semantics, per
+   spec, on the whole manifest list at once: ``_summary_filter``).
 2. Live entries are pruned by the filter's inclusive projection onto their partition, then by
    their column metrics (InclusiveMetricsEvaluator semantics).
 3. Delete manifests feed a DeleteFileIndex; each data file gets the delete files that apply.
@@ -53,6 +54,7 @@ from icefloe.scan._columnar import DecodedManifest, HotValues, KeptFiles, new_pl
 from icefloe.scan._manifest_cache import ManifestCache, cache_for, drop_caches, new_plan_token
 from icefloe.scan._metrics_filter import MetricsFilter
 from icefloe.scan._parallel import decode_all, pool_size
+from icefloe.scan._summary_filter import SummaryColumns, SummaryFilter
 from icefloe.scan.delete_index import DeleteFileIndex
 from icefloe.scan.tasks import FileScanTask, new_file_scan_task
 from icefloe.spec.manifest import (
@@ -79,6 +81,7 @@ class _SpecFilters:
     """The filter's forms for one partition spec, built once per scan."""
 
     manifest_might_match: Callable[[ManifestFile], bool]
+    summaries: SummaryFilter | None  # None: every manifest may match
     partition_might_match: Callable[[Any], bool] | None  # None: every partition may match
     residuals: ResidualEvaluator | None
     row_filter: Expression
@@ -107,24 +110,68 @@ class _SpecFilters:
         return np.array(result, dtype=bool)
 
 
+#: Filters compiled for recent scans, reused by the next plan of the same filter (a warm plan
+#: of one day spends half its time binding, projecting and compiling the filter otherwise).
+#: Everything cached is immutable or a memo of a pure function of its key.
+_COMPILED_FILTERS = 64
+
+
+def _cached(compile: Callable[..., Any]) -> Callable[..., Any]:
+    """``compile`` memoized on its (hashable) arguments; called as is when they are not."""
+    cached = functools.lru_cache(maxsize=_COMPILED_FILTERS)(compile)
+
+    def call(*args: Any) -> Any:
+        try:
+            return cached(*args)
+        except TypeError:  # an unhashable literal
+            return compile(*args)
+
+    return call
+
+
+def _bound_filters(
+    schema: Schema, row_filter: Expression, case_sensitive: bool
+) -> tuple[Expression, MetricsFilter | None]:
+    """The filter bound to ``schema``, and its metrics filter (None: every file may match)."""
+    bound = bind(schema, row_filter, case_sensitive=case_sensitive)
+    return bound, None if isinstance(bound, AlwaysTrue) else MetricsFilter(schema, bound, case_sensitive)
+
+
+_compiled_bound_filters = _cached(_bound_filters)
+
+
 def _spec_filters(
+    spec: PartitionSpec, schema: Schema, row_filter: Expression, case_sensitive: bool
+) -> _SpecFilters:
+    found: _SpecFilters = _compiled_spec_filters(spec, schema, row_filter, case_sensitive)
+    return found
+
+
+def _compile_spec_filters(
     spec: PartitionSpec, schema: Schema, row_filter: Expression, case_sensitive: bool
 ) -> _SpecFilters:
     bound = bind(schema, row_filter, case_sensitive=case_sensitive)
     if isinstance(bound, AlwaysTrue):
-        return _SpecFilters(lambda _: True, None, None, bound)
+        return _SpecFilters(lambda _: True, None, None, None, bound)
     try:
         spec.partition_type(schema)
     except ValidationError:
         # A source column of this spec is gone from the schema: no partition pruning.
-        return _SpecFilters(lambda _: True, None, None, bound)
+        return _SpecFilters(lambda _: True, None, None, None, bound)
     manifest_eval = ManifestEvaluator(spec, schema, bound, case_sensitive)
     projected = compile_expression(manifest_eval.partition_filter)  # the inclusive projection
     residuals = ResidualEvaluator(spec, schema, bound, case_sensitive)
     # The compiled predicate is three-valued (None: unknown); only True may match.
     return _SpecFilters(
-        _by_summaries(manifest_eval), lambda partition: projected(partition) is True, residuals, bound
+        _by_summaries(manifest_eval),
+        SummaryFilter(manifest_eval.partition_filter),
+        lambda partition: projected(partition) is True,
+        residuals,
+        bound,
     )
+
+
+_compiled_spec_filters = _cached(_compile_spec_filters)
 
 
 def _by_summaries(manifest_eval: ManifestEvaluator) -> Callable[[ManifestFile], bool]:
@@ -216,8 +263,7 @@ def _plan(
 ) -> list[FileScanTask]:
     schema = schema or metadata.schema()
     row_filter = row_filter if row_filter is not None else always_true()
-    bound = bind(schema, row_filter, case_sensitive=case_sensitive)
-    metrics = None if isinstance(bound, AlwaysTrue) else MetricsFilter(schema, bound, case_sensitive)
+    bound, metrics = _compiled_bound_filters(schema, row_filter, case_sensitive)
     specs = metadata.specs_by_id()
     filters: dict[int, _SpecFilters] = {}
 
@@ -235,13 +281,7 @@ def _plan(
                 f"manifest {manifest.manifest_path} uses partition spec {manifest.partition_spec_id}, "
                 "which the table metadata does not define"
             )
-    data_manifests = [
-        m
-        for m in manifests
-        if m.content == ManifestContent.DATA
-        and (manifest_filter is None or manifest_filter(m))
-        and filters_for(m.partition_spec_id).manifest_might_match(m)
-    ]
+    data_manifests = _matching_data_manifests(loader, snapshot, manifests, filters_for, manifest_filter)
     delete_index = _delete_index(
         loader, specs, [m for m in manifests if m.content == ManifestContent.DELETES]
     )
@@ -328,6 +368,32 @@ def _plan(
     return tasks
 
 
+def _matching_data_manifests(
+    loader: _Loader,
+    snapshot: Snapshot,
+    manifests: list[ManifestFile],
+    filters_for: Callable[[int], _SpecFilters],
+    manifest_filter: Callable[[ManifestFile], bool] | None,
+) -> list[ManifestFile]:
+    """The data manifests the filter's partition summaries (and ``manifest_filter``) keep:
+    one mask over the whole list per spec, on the list's summary columns (cached with it)."""
+    masks: dict[int, Any] = {}
+    columns: SummaryColumns | None = None
+    for spec_id in {m.partition_spec_id for m in manifests if m.content == ManifestContent.DATA}:
+        summaries = filters_for(spec_id).summaries
+        if summaries is not None:
+            if columns is None:
+                columns = loader.summary_columns(snapshot, manifests)
+            masks[spec_id] = summaries.mask(columns).tolist()
+    return [
+        m
+        for i, m in enumerate(manifests)
+        if m.content == ManifestContent.DATA
+        and (m.partition_spec_id not in masks or masks[m.partition_spec_id][i])
+        and (manifest_filter is None or manifest_filter(m))
+    ]
+
+
 def _delete_index(
     loader: _Loader, specs: dict[int, PartitionSpec], manifests: list[ManifestFile]
 ) -> DeleteFileIndex:
@@ -393,6 +459,18 @@ class _Loader:
             found = tuple(snapshot.all_manifests(self.io))
             cache.put(key, found, 256 + 640 * len(found), token=self.token)
         return list(found)
+
+    def summary_columns(self, snapshot: Snapshot, manifests: list[ManifestFile]) -> SummaryColumns:
+        """The partition summaries of ``snapshot``'s manifest list (``manifests``) as arrays."""
+        cache, location = self.cache, snapshot.manifest_list
+        if cache is None or not location:
+            return SummaryColumns(manifests)
+        key = ("summaries", location, snapshot.snapshot_id)
+        found = cache.get(key, self.token)
+        if found is None:
+            found = SummaryColumns(manifests)
+            cache.put(key, found, found.weight(), token=self.token)
+        return found  # type: ignore[no-any-return]
 
     def decoded(
         self, manifests: list[ManifestFile], *, summary: bool = False
