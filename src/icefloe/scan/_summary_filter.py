@@ -99,17 +99,17 @@ class SummaryColumns:
 def _decode(ref: BoundReference, raws: list[bytes | None]) -> tuple[np.ndarray, np.ndarray]:
     dtype, width = NUMERIC_TYPES[type(ref.type)]
     is_float = dtype[1] == "f"
-    n = len(raws)
-    values = np.zeros(n, dtype=np.float64 if is_float else np.int64)
-    usual = np.fromiter((b is not None and len(b) == width for b in raws), dtype=bool, count=n)
+    values = np.zeros(len(raws), dtype=np.float64 if is_float else np.int64)
+    flags = [b is not None and len(b) == width for b in raws]
+    usual = np.array(flags, dtype=bool)
     if usual.any():
-        joined = b"".join(b for b, u in zip(raws, usual.tolist()) if u)  # type: ignore[misc]
+        joined = b"".join([b for b, u in zip(raws, flags) if u])  # type: ignore[misc]
         values[usual] = np.frombuffer(joined, dtype=dtype)
     known = usual.copy()
     # Promoted fields keep bounds of the old width; other widths are undecodable: both as
     # ``from_bytes`` decides, one row at a time (rare).
     for i, raw in enumerate(raws):
-        if raw is None or usual[i]:
+        if raw is None or flags[i]:
             continue
         try:
             values[i] = from_bytes(ref.type, raw)
