@@ -46,6 +46,32 @@ def test_only_the_first_source_starts_before_the_first_item() -> None:
     assert sorted(started) == [0, 1, 2, 3, 4]
 
 
+def test_eager_starts_ahead_sources_before_the_first_item() -> None:
+    started: list[int] = []
+    gate = threading.Event()
+
+    def source(k: int) -> Iterator[int]:
+        started.append(k)
+        if k == 0:
+            gate.wait(5)  # the first item waits until the others have started
+        yield k
+
+    items = ordered([lambda k=k: source(k) for k in range(6)], ahead=3, buffered=1, eager=True)
+    first = threading.Thread(target=lambda: gate.set() if _waited_for(started, 3) else None)
+    first.start()
+    assert next(items) == 0
+    first.join()
+    assert sorted(started[:3]) == [0, 1, 2]
+    assert list(items) == [1, 2, 3, 4, 5]
+
+
+def _waited_for(started: list[int], count: int) -> bool:
+    deadline = time.monotonic() + 5
+    while len(started) < count and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return len(started) >= count
+
+
 def test_a_source_holds_a_bounded_number_of_items() -> None:
     made: list[int] = []
 

@@ -9,7 +9,9 @@ running them in turn, and memory stays bounded by ``ahead x (buffered + the item
 made)``. pyarrow releases the GIL while it reads and decodes, so the threads overlap.
 
 Streaming stays lazy: only the first stream starts before the consumer has taken its first
-item; the others start when it comes back for the next. Threads belong to one call (no pool
+item; the others start when it comes back for the next. A caller that takes everything (to
+build a table) says ``eager``: then ``ahead`` streams start at once, so the cores are busy from
+the first file on. Threads belong to one call (no pool
 shared between scans, which a paused consumer could exhaust). When the consumer stops early (closes the generator, or an error), the threads are
 told to stop and are not waited for: each stops at its next item.
 """
@@ -74,9 +76,12 @@ class _Stream:
             yield item
 
 
-def ordered(sources: Iterable[Callable[[], Iterable[T]]], *, ahead: int, buffered: int) -> Iterator[T]:
+def ordered(
+    sources: Iterable[Callable[[], Iterable[T]]], *, ahead: int, buffered: int, eager: bool = False
+) -> Iterator[T]:
     """The items of every source, source by source, each source's in its order; up to
     ``ahead`` sources run at once, each holding at most ``buffered`` items not yet taken.
+    ``eager``: start ``ahead`` sources at once instead of one until the first item is taken.
 
     A source's error is raised when the consumer reaches its items (the items before it are
     yielded first), as running them in turn would.
@@ -84,7 +89,8 @@ def ordered(sources: Iterable[Callable[[], Iterable[T]]], *, ahead: int, buffere
     pending = iter(sources)
     running: deque[_Stream] = deque()
     stop = threading.Event()
-    limit = 1  # until the consumer comes back for a second item: nothing is read ahead
+    # unless eager, until the consumer comes back for a second item: nothing is read ahead
+    limit = ahead if eager else 1
 
     def start() -> None:
         while len(running) < limit:

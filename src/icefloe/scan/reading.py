@@ -75,6 +75,7 @@ def read_batches(
     deletes: PositionDeletes | None = None,
     dictionary_ids: Collection[int] = (),
     read_ahead: int = READ_AHEAD,
+    eager: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of ``tasks``, projected to ``read_schema``, without their deleted rows.
 
@@ -96,6 +97,9 @@ def read_batches(
         dictionary_ids: top-level string and binary columns to keep dictionary-encoded (see
             ``read_arrow_schema``).
         read_ahead: tasks read at once (1: one after another, in the caller's thread's turn).
+        eager: the caller takes every batch (to build a table): start ``read_ahead`` tasks at
+            once. Otherwise only the first task is read until the caller takes its first batch
+            (a stream that is opened and left costs one read).
 
     Raises:
         InvalidDataFileError: a data or delete file is missing or malformed (naming it).
@@ -127,7 +131,7 @@ def read_batches(
             except Exception as error:  # raised when the consumer reaches this task, as in turn
                 yield functools.partial(_raise, error)
 
-    yield from ordered(sources(), ahead=read_ahead, buffered=BUFFERED_BATCHES)
+    yield from ordered(sources(), ahead=read_ahead, buffered=BUFFERED_BATCHES, eager=eager)
 
 
 def dictionary_field_ids(
