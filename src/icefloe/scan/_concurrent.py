@@ -11,9 +11,11 @@ made)``. pyarrow releases the GIL while it reads and decodes, so the threads ove
 Streaming stays lazy: only the first stream starts before the consumer has taken its first
 item; the others start when it comes back for the next. A caller that takes everything (to
 build a table) says ``eager``: then ``ahead`` streams start at once, so the cores are busy from
-the first file on. Threads belong to one call (no pool
-shared between scans, which a paused consumer could exhaust). When the consumer stops early (closes the generator, or an error), the threads are
-told to stop and are not waited for: each stops at its next item.
+the first file on, and they never wait for the consumer (which keeps every item anyway). The streams run in a pool of ``ahead`` threads of the call's own (starting
+a thread costs more than a small file's read). The pool belongs to one call (none is shared
+between scans, which a paused consumer could exhaust). When the consumer stops early (closes
+the generator, or an error), the threads are told to stop and are not waited for: each stops
+at its next item.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["ordered"]
@@ -39,13 +42,11 @@ class _Failure:
 
 
 class _Stream:
-    """One source running in its own thread, its items in a bounded queue."""
+    """One source's items, made in a pool thread, in a bounded queue."""
 
-    def __init__(self, source: Callable[[], Iterable[Any]], buffered: int, stop: threading.Event):
+    def __init__(self, buffered: int, stop: threading.Event):
         self.items: queue.Queue[Any] = queue.Queue(maxsize=buffered)
         self.stop = stop
-        self.thread = threading.Thread(target=self._run, args=(source,), name="icefloe-read", daemon=True)
-        self.thread.start()
 
     def _put(self, item: Any) -> bool:
         while not self.stop.is_set():
@@ -56,7 +57,7 @@ class _Stream:
                 continue
         return False
 
-    def _run(self, source: Callable[[], Iterable[Any]]) -> None:
+    def run(self, source: Callable[[], Iterable[Any]]) -> None:
         try:
             for item in source():
                 if not self._put(item):
@@ -81,7 +82,9 @@ def ordered(
 ) -> Iterator[T]:
     """The items of every source, source by source, each source's in its order; up to
     ``ahead`` sources run at once, each holding at most ``buffered`` items not yet taken.
-    ``eager``: start ``ahead`` sources at once instead of one until the first item is taken.
+    ``eager``: the consumer takes every item (and keeps them): ``ahead`` sources start at
+    once instead of one until the first item is taken, and hold any number of items (a source
+    never waits for the consumer).
 
     A source's error is raised when the consumer reaches its items (the items before it are
     yielded first), as running them in turn would.
@@ -91,13 +94,18 @@ def ordered(
     stop = threading.Event()
     # unless eager, until the consumer comes back for a second item: nothing is read ahead
     limit = ahead if eager else 1
+    # At most ``ahead`` sources are started and not yet consumed, so ``ahead`` threads always
+    # have one free for the next source (a thread is started once per call, not per source).
+    pool = ThreadPoolExecutor(max_workers=max(1, ahead), thread_name_prefix="icefloe-read")
 
     def start() -> None:
         while len(running) < limit:
             source = next(pending, None)
             if source is None:
                 return
-            running.append(_Stream(source, max(1, buffered), stop))
+            stream = _Stream(0 if eager else max(1, buffered), stop)
+            pool.submit(stream.run, source)
+            running.append(stream)
 
     try:
         start()
@@ -111,3 +119,4 @@ def ordered(
             start()
     finally:
         stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)

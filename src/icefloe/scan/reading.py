@@ -97,9 +97,10 @@ def read_batches(
         dictionary_ids: top-level string and binary columns to keep dictionary-encoded (see
             ``read_arrow_schema``).
         read_ahead: tasks read at once (1: one after another, in the caller's thread's turn).
-        eager: the caller takes every batch (to build a table): start ``read_ahead`` tasks at
-            once. Otherwise only the first task is read until the caller takes its first batch
-            (a stream that is opened and left costs one read).
+        eager: the caller takes and keeps every batch (to build a table): ``read_ahead`` tasks
+            start at once and read on without waiting for the caller (their batches are not
+            bounded). Otherwise only the first task is read until the caller takes its first
+            batch (a stream opened and left costs one read), and memory stays bounded.
 
     Raises:
         InvalidDataFileError: a data or delete file is missing or malformed (naming it).
