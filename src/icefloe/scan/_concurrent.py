@@ -83,8 +83,9 @@ def ordered(
     """The items of every source, source by source, each source's in its order; up to
     ``ahead`` sources run at once, each holding at most ``buffered`` items not yet taken.
     ``eager``: the consumer takes every item (and keeps them): ``ahead`` sources start at
-    once instead of one until the first item is taken, and hold any number of items (a source
-    never waits for the consumer).
+    once instead of one until the first item is taken, hold any number of items (a source
+    never waits for the consumer), and the next ones are queued for the threads before the
+    consumer reaches them.
 
     A source's error is raised when the consumer reaches its items (the items before it are
     yielded first), as running them in turn would.
@@ -92,10 +93,14 @@ def ordered(
     pending = iter(sources)
     running: deque[_Stream] = deque()
     stop = threading.Event()
-    # unless eager, until the consumer comes back for a second item: nothing is read ahead
-    limit = ahead if eager else 1
-    # At most ``ahead`` sources are started and not yet consumed, so ``ahead`` threads always
-    # have one free for the next source (a thread is started once per call, not per source).
+    # Sources started and not yet consumed. Unless eager, until the consumer comes back for a
+    # second item, nothing is read ahead. Eager: twice the threads, so that a thread that
+    # finishes a source finds the next one waiting (the consumer may still be on an earlier
+    # one); ``ahead`` still run at once.
+    limit = 2 * ahead if eager else 1
+    # Lazy, at most ``ahead`` sources are started and not yet consumed, so ``ahead`` threads
+    # always have one free for the next source (a thread is started once per call, not per
+    # source); eager ones never wait, so a queued source always gets a thread.
     pool = ThreadPoolExecutor(max_workers=max(1, ahead), thread_name_prefix="icefloe-read")
 
     def start() -> None:
