@@ -65,6 +65,19 @@ def test_eager_starts_ahead_sources_before_the_first_item() -> None:
     assert list(items) == [1, 2, 3, 4, 5]
 
 
+def test_eager_reads_a_single_source_in_the_callers_thread() -> None:
+    threads: list[str] = []
+
+    def source() -> Iterator[int]:
+        threads.append(threading.current_thread().name)
+        yield from (1, 2)
+
+    assert list(ordered([source], ahead=4, buffered=1, eager=True)) == [1, 2]
+    assert threads == [threading.current_thread().name]
+    assert list(ordered([source, source], ahead=4, buffered=1, eager=True)) == [1, 2, 1, 2]
+    assert all(name.startswith("icefloe-read") for name in threads[1:])
+
+
 def _waited_for(started: list[int], count: int) -> bool:
     deadline = time.monotonic() + 5
     while len(started) < count and time.monotonic() < deadline:

@@ -20,6 +20,7 @@ at its next item.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 from collections import deque
@@ -91,6 +92,17 @@ def ordered(
     yielded first), as running them in turn would.
     """
     pending = iter(sources)
+    if eager:
+        # a single source (a selective scan keeps one file) is run in the caller's thread: a
+        # thread and a queue would only add their latency
+        first = next(pending, None)
+        if first is None:
+            return
+        second = next(pending, None)
+        if second is None:
+            yield from first()
+            return
+        pending = itertools.chain((first, second), pending)
     running: deque[_Stream] = deque()
     stop = threading.Event()
     # Sources started and not yet consumed. Unless eager, until the consumer comes back for a
