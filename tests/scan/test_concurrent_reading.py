@@ -4,6 +4,7 @@ dictionary-encoded on request."""
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from collections.abc import Iterator
@@ -76,6 +77,17 @@ def test_eager_reads_a_single_source_in_the_callers_thread() -> None:
     assert threads == [threading.current_thread().name]
     assert list(ordered([source, source], ahead=4, buffered=1, eager=True)) == [1, 2, 1, 2]
     assert all(name.startswith("icefloe-read") for name in threads[1:])
+
+
+def _eager_sum() -> int:
+    return sum(ordered([lambda k=k: iter([k, k]) for k in range(6)], ahead=3, buffered=1, eager=True))
+
+
+def test_eager_calls_work_in_a_forked_child() -> None:
+    # the parent's shared pool has threads; a forked child has none and must make its own
+    assert _eager_sum() == 30
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply_async(_eager_sum).get(timeout=30) == 30
 
 
 def _waited_for(started: list[int], count: int) -> bool:

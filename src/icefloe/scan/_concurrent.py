@@ -11,21 +11,24 @@ made)``. pyarrow releases the GIL while it reads and decodes, so the threads ove
 Streaming stays lazy: only the first stream starts before the consumer has taken its first
 item; the others start when it comes back for the next. A caller that takes everything (to
 build a table) says ``eager``: then ``ahead`` streams start at once, so the cores are busy from
-the first file on, and they never wait for the consumer (which keeps every item anyway). The streams run in a pool of ``ahead`` threads of the call's own (starting
-a thread costs more than a small file's read). The pool belongs to one call (none is shared
-between scans, which a paused consumer could exhaust). When the consumer stops early (closes
-the generator, or an error), the threads are told to stop and are not waited for: each stops
-at its next item.
+the first file on, and they never wait for the consumer (which keeps every item anyway); a
+single source then runs in the consumer's thread. Lazy streams run in a pool of ``ahead``
+threads of the call's own (none is shared between scans, which a paused consumer could
+exhaust); eager ones in a pool of the process's (starting threads on each call costs more than
+a small file's read; a consumer that keeps everything never pauses its sources). When the
+consumer stops early (closes the generator, or an error), the threads are told to stop and are
+not waited for: each stops at its next item.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["ordered"]
@@ -59,6 +62,8 @@ class _Stream:
         return False
 
     def run(self, source: Callable[[], Iterable[Any]]) -> None:
+        if self.stop.is_set():  # the consumer left before this source's turn
+            return
         try:
             for item in source():
                 if not self._put(item):
@@ -110,10 +115,13 @@ def ordered(
     # finishes a source finds the next one waiting (the consumer may still be on an earlier
     # one); ``ahead`` still run at once.
     limit = 2 * ahead if eager else 1
-    # Lazy, at most ``ahead`` sources are started and not yet consumed, so ``ahead`` threads
-    # always have one free for the next source (a thread is started once per call, not per
-    # source); eager ones never wait, so a queued source always gets a thread.
-    pool = ThreadPoolExecutor(max_workers=max(1, ahead), thread_name_prefix="icefloe-read")
+    workers = max(1, ahead)
+    # Lazy: a pool of the call's own. At most ``ahead`` sources are started and not yet
+    # consumed, so a thread is always free for the next source, however long the consumer
+    # pauses. Eager: the process's pool (no thread to start on each call); its sources never
+    # wait for a consumer, so every queued source gets a thread in turn.
+    pool = _shared_pool(workers) if eager else ThreadPoolExecutor(workers, thread_name_prefix="icefloe-read")
+    futures: list[Future[None]] = []
 
     def start() -> None:
         while len(running) < limit:
@@ -121,7 +129,7 @@ def ordered(
             if source is None:
                 return
             stream = _Stream(0 if eager else max(1, buffered), stop)
-            pool.submit(stream.run, source)
+            futures.append(pool.submit(stream.run, source))
             running.append(stream)
 
     try:
@@ -136,4 +144,31 @@ def ordered(
             start()
     finally:
         stop.set()
-        pool.shutdown(wait=False, cancel_futures=True)
+        if eager:
+            for future in futures:
+                future.cancel()  # those not started yet
+        else:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+_SHARED_POOLS: dict[int, ThreadPoolExecutor] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_pool(size: int) -> ThreadPoolExecutor:
+    """The process's pool of ``size`` threads for eager calls (created on first use)."""
+    with _SHARED_LOCK:
+        pool = _SHARED_POOLS.get(size)
+        if pool is None:
+            pool = _SHARED_POOLS[size] = ThreadPoolExecutor(size, thread_name_prefix="icefloe-read")
+        return pool
+
+
+def _forget_shared_pools() -> None:
+    # a forked child has none of its parent's threads: its pools are created anew
+    global _SHARED_LOCK
+    _SHARED_POOLS.clear()
+    _SHARED_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_shared_pools)
