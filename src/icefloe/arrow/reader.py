@@ -215,7 +215,7 @@ def read_parquet(
             dictionary-encoded, as Parquet usually stores them: pyarrow keeps the file's
             dictionaries instead of expanding them (less memory, faster), and encodes the
             pages that are not.
-        layouts: what the reads of one scan share (see :class:`~icefloe.arrow._layout.Layouts`):
+        layouts: what the reads of one scan share (:class:`Layouts`, one per scan):
             the per-schema work is done once for the files with the same schema. Default: none
             shared.
 
