@@ -15,7 +15,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
-from icefloe.arrow.reader import ROW_POSITION_ID, read_parquet, read_position_deletes
+from icefloe.arrow.reader import ROW_POSITION_ID, Layouts, read_parquet, read_position_deletes
 from icefloe.arrow.schema import schema_to_arrow, to_requested_schema
 from icefloe.errors import InvalidDataFileError
 from icefloe.io import LocalFileIO
@@ -312,6 +312,34 @@ def test_large_types_in_the_file_read_as_the_canonical_types(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # name mapping
+
+
+def test_a_scans_files_share_layouts_only_for_the_same_ids(tmp_path):
+    # column x dropped and added again: the files' Arrow schemas differ only in the field ids
+    old = Schema(NestedField(1, "a", IntegerType()), NestedField(2, "x", StringType()))
+    new = Schema(NestedField(1, "a", IntegerType()), NestedField(7, "x", StringType()))
+    files = [
+        write(tmp_path / "old.parquet", old, [{"a": 1, "x": "dropped"}]),
+        write(tmp_path / "new.parquet", new, [{"a": 2, "x": "added"}]),
+        write(tmp_path / "old2.parquet", old, [{"a": 3, "x": "dropped"}]),
+        write(tmp_path / "noids.parquet", new, [{"a": 4, "x": "mapped"}], ids=False),
+    ]
+    mapping = NameMapping((MappedField(1, ("a",)), MappedField(7, ("x",))))
+    layouts = Layouts()
+    rows = [
+        row
+        for path in files
+        for batch in read_parquet(
+            pafs.LocalFileSystem(), path, projected=new, name_mapping=mapping, layouts=layouts
+        )
+        for row in batch.to_pylist()
+    ]
+    assert rows == [
+        {"a": 1, "x": None},
+        {"a": 2, "x": "added"},
+        {"a": 3, "x": None},
+        {"a": 4, "x": "mapped"},
+    ]
 
 
 def test_files_without_ids_need_a_name_mapping(tmp_path):

@@ -4,6 +4,7 @@ dictionary-encoded on request."""
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from collections.abc import Iterator
@@ -44,6 +45,56 @@ def test_only_the_first_source_starts_before_the_first_item() -> None:
     assert started == [0]
     assert list(items) == [1, 2, 3, 4]
     assert sorted(started) == [0, 1, 2, 3, 4]
+
+
+def test_eager_starts_ahead_sources_before_the_first_item() -> None:
+    started: list[int] = []
+    gate = threading.Event()
+
+    def source(k: int) -> Iterator[int]:
+        started.append(k)
+        if k == 0:
+            gate.wait(5)  # the first item waits until the others have started
+        yield k
+
+    items = ordered([lambda k=k: source(k) for k in range(6)], ahead=3, buffered=1, eager=True)
+    first = threading.Thread(target=lambda: gate.set() if _waited_for(started, 3) else None)
+    first.start()
+    assert next(items) == 0
+    first.join()
+    assert sorted(started[:3]) == [0, 1, 2]
+    assert list(items) == [1, 2, 3, 4, 5]
+
+
+def test_eager_reads_a_single_source_in_the_callers_thread() -> None:
+    threads: list[str] = []
+
+    def source() -> Iterator[int]:
+        threads.append(threading.current_thread().name)
+        yield from (1, 2)
+
+    assert list(ordered([source], ahead=4, buffered=1, eager=True)) == [1, 2]
+    assert threads == [threading.current_thread().name]
+    assert list(ordered([source, source], ahead=4, buffered=1, eager=True)) == [1, 2, 1, 2]
+    assert all(name.startswith("icefloe-read") for name in threads[1:])
+
+
+def _eager_sum() -> int:
+    return sum(ordered([lambda k=k: iter([k, k]) for k in range(6)], ahead=3, buffered=1, eager=True))
+
+
+def test_eager_calls_work_in_a_forked_child() -> None:
+    # the parent's shared pool has threads; a forked child has none and must make its own
+    assert _eager_sum() == 30
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply_async(_eager_sum).get(timeout=30) == 30
+
+
+def _waited_for(started: list[int], count: int) -> bool:
+    deadline = time.monotonic() + 5
+    while len(started) < count and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return len(started) >= count
 
 
 def test_a_source_holds_a_bounded_number_of_items() -> None:

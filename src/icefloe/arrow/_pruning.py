@@ -7,13 +7,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from icefloe.arrow._types import field_id_of, schema_to_arrow
 from icefloe.spec.schema import Schema
 from icefloe.spec.types import IcebergType, ListType, MapType, StructType, UnknownType
 
-__all__ = ["column_paths", "prune_row_groups", "same_names"]
+__all__ = ["prune_row_groups", "same_names", "selected_leaves"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,15 +74,13 @@ class _LeafSelector:
         self.selected.extend(range(start, start + count))
 
 
-def column_paths(parquet_file: pq.ParquetFile, file_schema: pa.Schema, projected: Schema) -> list[str] | None:
-    """The Parquet column paths to read, or None when the schema walk does not line up."""
+def selected_leaves(file_schema: pa.Schema, projected: Schema) -> tuple[int, list[int]]:
+    """The number of Parquet leaf columns the file schema (with ids) has, and the sorted leaf
+    indices the projection needs (valid when that number is the Parquet schema's)."""
     total = sum(_leaf_count(f.type) for f in file_schema)
-    parquet_schema = parquet_file.schema
-    if total != len(parquet_schema):
-        return None
     selector = _LeafSelector()
     selector.struct(list(file_schema), projected.as_struct(), 0)
-    return [parquet_schema.column(i).path for i in sorted(set(selector.selected))]
+    return total, sorted(set(selector.selected))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,10 +31,11 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from icefloe.arrow._layout import Layouts, read_arrow_schema
 from icefloe.arrow._positions import as_positions, deleted_mask, fully_deleted, group_positions, segments
 from icefloe.arrow._project import ReadRules, project_columns
-from icefloe.arrow._pruning import column_paths, prune_row_groups, same_names
-from icefloe.arrow._types import apply_name_mapping, field_id_of, schema_to_arrow
+from icefloe.arrow._pruning import prune_row_groups, same_names
+from icefloe.arrow._types import apply_name_mapping, schema_to_arrow
 from icefloe.arrow.encryption import decryption_error, is_decryption_failure, read_options
 from icefloe.errors import DecryptionError, InvalidDataFileError
 from icefloe.spec.name_mapping import NameMapping, create_mapping_from_schema
@@ -53,6 +54,7 @@ __all__ = [
     "ROW_ID_ID",
     "ROW_POSITION_ID",
     "ArrowFileSource",
+    "Layouts",
     "read_arrow_schema",
     "read_file_schema",
     "read_parquet",
@@ -82,13 +84,9 @@ class ArrowFileSource(Protocol):
     def arrow_filesystem(self, location: str) -> tuple[pafs.FileSystem, str]: ...
 
 
-@runtime_checkable
-class _InputSource(Protocol):
-    def new_input(self, location: str) -> Any: ...
-
-
 def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
     """Open ``path`` for reading; returns the file and whether its storage is remote."""
+    # (attribute checks, not the runtime Protocols: isinstance on those is slow, once a file)
     if fs is None:
         filesystem, inner = (
             pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
@@ -96,14 +94,26 @@ def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
         return filesystem.open_input_file(inner), filesystem.type_name != "local"
     if isinstance(fs, pafs.FileSystem):
         return fs.open_input_file(path), fs.type_name != "local"
-    if isinstance(fs, ArrowFileSource):
-        filesystem, inner = fs.arrow_filesystem(path)
+    arrow_filesystem = getattr(fs, "arrow_filesystem", None)
+    if callable(arrow_filesystem):
+        filesystem, inner = arrow_filesystem(path)
         return filesystem.open_input_file(inner), filesystem.type_name != "local"
-    if isinstance(fs, _InputSource):
-        return fs.new_input(path).open(), True
+    new_input = getattr(fs, "new_input", None)
+    if callable(new_input):
+        return new_input(path).open(), True
     raise TypeError(
         f"cannot read {path} through {type(fs).__name__}: expected a FileIO or pyarrow FileSystem"
     )
+
+
+def _size(source: Any) -> int | None:
+    """The size of an open file, when it is known without reading (pyarrow's files know it)."""
+    if isinstance(source, pa.NativeFile):
+        try:
+            return int(source.size())
+        except _READ_ERRORS:
+            return None
+    return None
 
 
 def _file_error(
@@ -144,27 +154,6 @@ def _coalesce(column: pa.Array, fallback: pa.Array) -> pa.Array:
     return pc.coalesce(column, fallback.cast(column.type))
 
 
-def _file_schema_with_ids(
-    file_schema: pa.Schema,
-    name_mapping: NameMapping | None,
-    file_schema_hint: Schema | None,
-    path: str,
-) -> tuple[pa.Schema, NameMapping | None]:
-    """The file's Arrow schema with field ids, and the name mapping used to add them (if any)."""
-    if any(field_id_of(f) is not None for f in file_schema):
-        return file_schema, None  # as Java: a file with ids is read by its ids only
-    mapping = name_mapping
-    if mapping is None and file_schema_hint is not None:
-        mapping = create_mapping_from_schema(file_schema_hint)
-    if mapping is None:
-        raise InvalidDataFileError(
-            f"data file {path} has no field ids and the table has no name mapping "
-            "(schema.name-mapping.default): cannot tell which columns it holds",
-            location=path,
-        )
-    return apply_name_mapping(file_schema, mapping), mapping
-
-
 def read_parquet(
     fs: Any,
     path: str,
@@ -182,6 +171,7 @@ def read_parquet(
     byte_range: tuple[int, int] | None = None,
     key_metadata: bytes | None = None,
     dictionary_ids: Collection[int] = (),
+    layouts: Layouts | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of one Parquet file, projected to ``projected`` by field id.
 
@@ -225,6 +215,9 @@ def read_parquet(
             dictionary-encoded, as Parquet usually stores them: pyarrow keeps the file's
             dictionaries instead of expanding them (less memory, faster), and encodes the
             pages that are not.
+        layouts: what the reads of one scan share (:class:`Layouts`, one per scan):
+            the per-schema work is done once for the files with the same schema. Default: none
+            shared.
 
     Raises:
         InvalidDataFileError: the file is missing, truncated or not Parquet, has no field ids
@@ -246,26 +239,8 @@ def read_parquet(
         byte_range=byte_range,
         key_metadata=key_metadata,
         dictionary_ids=frozenset(dictionary_ids),
+        layouts=layouts,
     )
-
-
-def read_arrow_schema(projected: Schema, dictionary_ids: Collection[int] = ()) -> pa.Schema:
-    """The Arrow schema of the batches :func:`read_parquet` yields for ``projected``: that of
-    ``schema_to_arrow``, with the top-level string and binary columns of ``dictionary_ids``
-    dictionary-encoded (int32 indices)."""
-    schema = schema_to_arrow(projected)
-    if not dictionary_ids:
-        return schema
-    fields = []
-    for field, iceberg_field in zip(schema, projected.fields):
-        if iceberg_field.field_id in dictionary_ids and _dictionary_value_type(field.type):
-            field = field.with_type(pa.dictionary(pa.int32(), field.type))
-        fields.append(field)
-    return pa.schema(fields, metadata=schema.metadata)
-
-
-def _dictionary_value_type(kind: pa.DataType) -> bool:
-    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind))
 
 
 def _as_dictionary(column: pa.Array, kind: pa.DictionaryType) -> pa.Array:
@@ -373,6 +348,7 @@ def _read(
     byte_range: tuple[int, int] | None = None,
     key_metadata: bytes | None = None,
     dictionary_ids: frozenset[int] = frozenset(),
+    layouts: Layouts | None = None,
 ) -> Iterator[pa.RecordBatch]:
     encrypted = key_metadata is not None
     decryption = read_options(key_metadata, path)
@@ -381,40 +357,47 @@ def _read(
     except _READ_ERRORS as e:
         raise _file_error(path, e, what, encrypted=encrypted) from e
     with source:
+        # pre_buffer: the column chunks are fetched in a few large (coalesced, concurrent) reads
+        # rather than one per page, on local disks as on object stores; pyarrow fetches every
+        # row group's up front, so only when they are few enough to hold (memory stays
+        # bounded). A file no larger than that is opened pre-buffered at once; a larger one is
+        # decided from the row groups read (and opened again on its footer).
+        size = _size(source)
+        pre_buffer = size is not None and size <= PRE_BUFFER_BYTES
         try:
-            parquet_file = pq.ParquetFile(source, pre_buffer=False, **decryption)
+            parquet_file = pq.ParquetFile(source, pre_buffer=pre_buffer, **decryption)
             metadata = parquet_file.metadata
             raw_schema = parquet_file.schema_arrow
         except _READ_ERRORS as e:
             raise _file_error(path, e, what, encrypted=encrypted) from e
-        file_schema, mapping = _file_schema_with_ids(raw_schema, name_mapping, file_schema_hint, path)
-        target_schema = read_arrow_schema(projected, dictionary_ids)
-        dictionary_columns = [
-            raw.name
-            for raw, mapped in zip(raw_schema, file_schema)
-            if field_id_of(mapped) in dictionary_ids and _dictionary_value_type(raw.type)
-        ]
-
-        target_struct = projected.as_struct()
+        layout = (layouts if layouts is not None else Layouts()).layout(
+            raw_schema, projected, dictionary_ids, name_mapping, file_schema_hint, path
+        )
         deletes = as_positions(positions_to_delete) if positions_to_delete is not None else None
         if deletes is not None and len(deletes) == 0:
             deletes = None
 
         first_row_id, sequence_number = lineage
         inherited = _inherited_columns(projected, first_row_id, sequence_number)
-        valued = {*constants, ROW_POSITION_ID, *(fid for _, fid in inherited)}
         row_groups: list[int] = list(range(metadata.num_row_groups))
         if byte_range is not None:
             row_groups = row_groups_in_range(metadata, *byte_range)
             if not row_groups:
                 return
-        if row_filter is not None and same_names(list(file_schema), target_struct, valued=valued):
-            pruned = prune_row_groups(source, file_schema, projected, row_filter, **decryption)
-            if pruned is not None:
-                in_range = set(row_groups)
-                row_groups = [g for g in pruned if g in in_range]
-        row_segments = segments(metadata, row_groups)
-        if deletes is not None:
+        if row_filter is not None:
+            valued = {*constants, ROW_POSITION_ID, *(fid for _, fid in inherited)}
+            if same_names(list(layout.file_schema), layout.target_struct, valued=valued):
+                pruned = prune_row_groups(source, layout.file_schema, projected, row_filter, **decryption)
+                if pruned is not None:
+                    in_range = set(row_groups)
+                    row_groups = [g for g in pruned if g in in_range]
+        needs_positions = (
+            deletes is not None
+            or projected.find_field(ROW_POSITION_ID) is not None
+            or any(fid == ROW_ID_ID for _, fid in inherited)
+        )
+        row_segments = segments(metadata, row_groups) if needs_positions else None
+        if deletes is not None and row_segments is not None:
             kept = [
                 (g, s)
                 for g, s in zip(row_groups, row_segments.file_starts)
@@ -426,38 +409,29 @@ def _read(
         if not row_groups:
             return
 
-        columns = column_paths(parquet_file, file_schema, projected)
-        if columns is None:  # pragma: no cover - a schema pyarrow reports unusually
-            wanted = {f.field_id for f in projected.fields}
-            columns = [f.name for f in file_schema if field_id_of(f) in wanted]
-        needs_positions = (
-            deletes is not None
-            or projected.find_field(ROW_POSITION_ID) is not None
-            or any(fid == ROW_ID_ID for _, fid in inherited)
-        )
-        rules = ReadRules(path, constants, keep_dictionaries=bool(dictionary_ids))
-        dictionary_indices = [
-            (i, field.type)
-            for i, field in enumerate(target_schema)
-            if isinstance(field.type, pa.DictionaryType)
-        ]
-        # pre_buffer: the column chunks are fetched in a few large (coalesced, concurrent) reads
-        # rather than one per page, on local disks as on object stores; pyarrow fetches every
-        # row group's up front, so only when they are few enough to hold (memory stays bounded).
-        pre_buffer = _stored_bytes(metadata, row_groups) <= PRE_BUFFER_BYTES
-        if pre_buffer or dictionary_columns:
+        reopen = bool(layout.dictionary_columns)
+        if size is None or size > PRE_BUFFER_BYTES:
+            pre_buffer = _stored_bytes(metadata, row_groups) <= PRE_BUFFER_BYTES
+            reopen = reopen or pre_buffer
+        if reopen:
             try:
                 parquet_file = pq.ParquetFile(
                     source,
                     metadata=metadata,
                     pre_buffer=pre_buffer,
-                    read_dictionary=dictionary_columns or None,
+                    read_dictionary=list(layout.dictionary_columns) or None,
+                    **decryption,
                 )
             except _READ_ERRORS as e:
-                raise _file_error(path, e, what) from e
+                raise _file_error(path, e, what, encrypted=encrypted) from e
+        rules = ReadRules(path, constants, keep_dictionaries=bool(dictionary_ids))
+        target_fields = list(layout.target_schema)
         try:
             batches = parquet_file.iter_batches(
-                batch_size=batch_size, row_groups=row_groups, columns=columns, use_threads=use_threads
+                batch_size=batch_size,
+                row_groups=row_groups,
+                columns=layout.column_paths(parquet_file.schema),
+                use_threads=use_threads,
             )
         except _READ_ERRORS as e:
             raise _file_error(path, e, what, encrypted=encrypted) from e
@@ -472,13 +446,13 @@ def _read(
             except _READ_ERRORS as e:
                 raise _file_error(path, e, what, encrypted=encrypted) from e
             count = batch.num_rows
-            positions = row_segments.positions(stream_start, count) if needs_positions else None
+            positions = row_segments.positions(stream_start, count) if row_segments is not None else None
             stream_start += count
-            if mapping is not None:
+            if layout.mapping is not None:
                 # re-apply the name mapping to the (pruned) batch schema, once per schema
                 if batch_schema_mapped is None or not batch.schema.equals(batch_schema_source):
                     batch_schema_source = batch.schema
-                    batch_schema_mapped = apply_name_mapping(batch.schema, mapping)
+                    batch_schema_mapped = apply_name_mapping(batch.schema, layout.mapping)
                 sources = list(batch_schema_mapped)
             else:
                 sources = list(batch.schema)
@@ -494,7 +468,7 @@ def _read(
             if positions is not None:
                 rules.special[ROW_POSITION_ID] = pa.array(positions, pa.int64())
             projected_columns = project_columns(
-                batch.columns, sources, target_struct, list(target_schema), count, rules
+                batch.columns, sources, layout.target_struct, target_fields, count, rules
             )
             for index, field_id in inherited:
                 if field_id == ROW_ID_ID:
@@ -503,10 +477,10 @@ def _read(
                 else:
                     fallback = pa.repeat(pa.scalar(sequence_number, pa.int64()), count)
                 projected_columns[index] = _coalesce(projected_columns[index], fallback)
-            for index, kind in dictionary_indices:
+            for index, kind in layout.dictionary_indices:
                 projected_columns[index] = _as_dictionary(projected_columns[index], kind)
             if projected_columns:
-                result = pa.RecordBatch.from_arrays(projected_columns, schema=target_schema)
+                result = pa.RecordBatch.from_arrays(projected_columns, schema=layout.target_schema)
             else:  # nothing projected (a count): batches of rows without columns
                 result = pa.RecordBatch.from_struct_array(pa.repeat(pa.scalar({}, pa.struct([])), count))
             if row_filter is not None:

@@ -46,8 +46,12 @@ from icefloe.spec.types import (
     TimeType,
 )
 
-__all__ = ["NUMERIC_TYPES", "MetricsFilter", "Vectorized"]
+__all__ = ["NUMERIC_TYPES", "SMALL_MANIFEST", "MetricsFilter", "Vectorized"]
 
+#: Manifests of at most this many entries are checked file by file, by the evaluator itself:
+#: on a few entries (a table of small appends has a manifest a file) building the files and
+#: evaluating them costs less than numpy's calls on tiny arrays.
+SMALL_MANIFEST = 3
 #: IN lists longer than this are not checked against bounds (as Java and the evaluator).
 _IN_LIMIT = 200
 
@@ -383,12 +387,23 @@ class MetricsFilter:
         self.expr = rewrite_not(bind(schema, expr, case_sensitive=case_sensitive))
         self.is_trivial = isinstance(self.expr, AlwaysTrue)
         self._mask = visit(self.expr, Vectorized(schema, case_sensitive))
+        self._schema = schema
+        self._case_sensitive = case_sensitive
+        self._evaluator: InclusiveMetricsEvaluator | None = None  # made on first use
 
     def might_match(self, decoded: DecodedManifest) -> np.ndarray:
         """Per entry: False only if no row of the file can match."""
+        if decoded.count <= SMALL_MANIFEST:
+            return self._per_file(decoded)
         records = decoded.record_count
         positive = records > 0
         result = records < 0  # unknown counts (imported Avro files): cannot be trusted
         if positive.any():
             result |= positive & self._mask(_Context(decoded))
         return result
+
+    def _per_file(self, decoded: DecodedManifest) -> np.ndarray:
+        if self._evaluator is None:
+            self._evaluator = InclusiveMetricsEvaluator(self._schema, self.expr, self._case_sensitive)
+        check = self._evaluator.eval
+        return np.array([check(file) for file in decoded.files(range(decoded.count))], dtype=bool)

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from icefloe.arrow.equality import key_column
-from icefloe.arrow.reader import read_arrow_schema, read_parquet, split_row_ranges
+from icefloe.arrow.reader import Layouts, read_arrow_schema, read_parquet, split_row_ranges
 from icefloe.arrow.row_filter import to_arrow_expression
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, bind
@@ -75,6 +75,7 @@ def read_batches(
     deletes: PositionDeletes | None = None,
     dictionary_ids: Collection[int] = (),
     read_ahead: int = READ_AHEAD,
+    eager: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of ``tasks``, projected to ``read_schema``, without their deleted rows.
 
@@ -96,6 +97,10 @@ def read_batches(
         dictionary_ids: top-level string and binary columns to keep dictionary-encoded (see
             ``read_arrow_schema``).
         read_ahead: tasks read at once (1: one after another, in the caller's thread's turn).
+        eager: the caller takes and keeps every batch (to build a table): ``read_ahead`` tasks
+            start at once and read on without waiting for the caller (their batches are not
+            bounded). Otherwise only the first task is read until the caller takes its first
+            batch (a stream opened and left costs one read), and memory stays bounded.
 
     Raises:
         InvalidDataFileError: a data or delete file is missing or malformed (naming it).
@@ -104,6 +109,7 @@ def read_batches(
     name_mapping = table_name_mapping(metadata)
     cache = deletes if deletes is not None else PositionDeletes(io, metadata)
     dictionaries = frozenset(dictionary_ids)
+    layouts = Layouts()  # the files of a scan usually share their schema: work it out once
 
     def sources() -> Iterator[Callable[[], Iterable[pa.RecordBatch]]]:
         # Delete files are loaded here, in the consumer's thread (the cache is not shared
@@ -113,12 +119,20 @@ def read_batches(
                 continue
             try:
                 yield _task_reader(
-                    io, task, read_schema, cache, name_mapping, case_sensitive, batch_size, dictionaries
+                    io,
+                    task,
+                    read_schema,
+                    cache,
+                    name_mapping,
+                    case_sensitive,
+                    batch_size,
+                    dictionaries,
+                    layouts,
                 )
             except Exception as error:  # raised when the consumer reaches this task, as in turn
                 yield functools.partial(_raise, error)
 
-    yield from ordered(sources(), ahead=read_ahead, buffered=BUFFERED_BATCHES)
+    yield from ordered(sources(), ahead=read_ahead, buffered=BUFFERED_BATCHES, eager=eager)
 
 
 def dictionary_field_ids(
@@ -169,6 +183,7 @@ def _task_reader(
     case_sensitive: bool,
     batch_size: int | None,
     dictionary_ids: frozenset[int],
+    layouts: Layouts,
 ) -> Callable[[], Iterable[pa.RecordBatch]]:
     """What reading one task's rows takes, prepared (deletes loaded, residual bound)."""
     if task.file.file_format != FileFormat.PARQUET:
@@ -201,6 +216,7 @@ def _task_reader(
             data_sequence_number=task.data_sequence_number,
             key_metadata=task.file.key_metadata,
             dictionary_ids=dictionary_ids,
+            layouts=layouts,
             **kwargs,
         )
         if equality:

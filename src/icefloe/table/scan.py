@@ -190,6 +190,11 @@ class BaseScan:
         dictionary-encoded, as Parquet stores them: less memory, and faster to read and to turn
         into pandas ``Categorical``s.
         """
+        return self._batches(batch_size, dictionary_columns, eager=False)
+
+    def _batches(
+        self, batch_size: int | None, dictionary_columns: bool | Iterable[str], *, eager: bool
+    ) -> Iterator[pa.RecordBatch]:
         table_schema = self._table_schema()
         projected = self.schema()
         # Columns the filter needs are read too and dropped after filtering.
@@ -210,6 +215,7 @@ class BaseScan:
             case_sensitive=self.is_case_sensitive,
             batch_size=batch_size,
             dictionary_ids=dictionary_ids,
+            eager=eager,
         ):
             if read_schema != projected:
                 batch = project_batch(batch, output_schema)
@@ -218,7 +224,8 @@ class BaseScan:
     def to_arrow(self, *, dictionary_columns: bool | Iterable[str] = False) -> pa.Table:
         """All matching rows as one Arrow table (``dictionary_columns``: see ``to_batches``)."""
         ids = dictionary_field_ids(self.schema(), dictionary_columns, case_sensitive=self.is_case_sensitive)
-        batches = list(self.to_batches(dictionary_columns=dictionary_columns))
+        # every batch is taken: the first files are all read at once
+        batches = list(self._batches(None, dictionary_columns, eager=True))
         return pa.Table.from_batches(batches, schema=read_arrow_schema(self.schema(), ids))
 
     def to_pandas(self, *, dictionary_columns: bool | Iterable[str] = False, **kwargs: Any) -> Any:
