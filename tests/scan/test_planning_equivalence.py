@@ -431,6 +431,36 @@ def _id_bounds(k: int) -> dict[str, Any]:
     }
 
 
+def test_filters_equal_but_for_a_signed_zero_are_planned_apart(tmp_path: Path) -> None:
+    """Compiled filters are reused by later plans; ``d <= -0.0`` equals ``d <= 0.0`` in Python
+    but prunes differently (-0.0 sorts before 0.0), so neither may be served for the other."""
+    io = LocalFileIO()
+    files = [
+        EntrySpec(
+            data_file(
+                f"/data/z{k}.parquet",
+                (),
+                10,
+                value_counts={4: 10},
+                null_value_counts={4: 0},
+                nan_value_counts={4: 0},
+                lower_bounds={4: to_bytes(DoubleType(), lo)},
+                upper_bounds={4: to_bytes(DoubleType(), hi)},
+            )
+        )
+        for k, (lo, hi) in enumerate([(0.0, 1.0), (-1.0, -0.0), (-0.0, -0.0), (0.0, 0.0)])
+    ]
+    metadata, snapshot = write_snapshot(
+        tmp_path, io, SCHEMA, _spec([]), [ManifestSpec(tuple(files))], format_version=2
+    )
+    for zero in (0.0, -0.0, 0.0, -0.0):
+        for predicate in (less_than_or_equal, less_than, greater_than, greater_than_or_equal, equal):
+            row_filter = predicate("d", zero)
+            expected = [task_signature(t) for t in reference_plan(io, metadata, snapshot, row_filter)]
+            planned = plan_files(io, metadata, snapshot, row_filter)
+            assert [task_signature(t) for t in planned] == expected, f"{row_filter} ({zero!r})"
+
+
 def test_uniform_numeric_bounds_as_in_the_reference(tmp_path: Path) -> None:
     """Every entry with the same columns and 8-byte bounds (the fast path that reads a column
     of bounds straight out of the manifest's bytes), NaN and signed-zero bounds included."""

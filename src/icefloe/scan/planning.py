@@ -117,12 +117,20 @@ _COMPILED_FILTERS = 64
 
 
 def _cached(compile: Callable[..., Any]) -> Callable[..., Any]:
-    """``compile`` memoized on its (hashable) arguments; called as is when they are not."""
-    cached = functools.lru_cache(maxsize=_COMPILED_FILTERS)(compile)
+    """``compile`` memoized on its (hashable) arguments; called as is when they are not.
+
+    Equal filters are not always the same filter: ``0.0 == -0.0``, and so are literals of
+    them, but ``d <= -0.0`` and ``d <= 0.0`` prune differently. So the key holds the repr of
+    each expression argument too (literal classes, signs, decimal scales)."""
+
+    @functools.lru_cache(maxsize=_COMPILED_FILTERS)
+    def cached(fingerprint: tuple[str, ...], *args: Any) -> Any:
+        return compile(*args)
 
     def call(*args: Any) -> Any:
+        fingerprint = tuple(repr(a) for a in args if isinstance(a, Expression))
         try:
-            return cached(*args)
+            return cached(fingerprint, *args)
         except TypeError:  # an unhashable literal
             return compile(*args)
 
