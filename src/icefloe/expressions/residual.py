@@ -18,6 +18,7 @@ from icefloe.expressions.model import AlwaysFalse, AlwaysTrue, BoundPredicate, E
 from icefloe.expressions.projection import project, project_strict, source_index
 from icefloe.expressions.rewrite import rewrite_not
 from icefloe.expressions.visitors import ExpressionVisitor, visit
+from icefloe.spec.partition_values import partition_key
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 
@@ -91,7 +92,7 @@ class ResidualEvaluator:
         bound to the table schema."""
         if not self._parts:
             return self.expr
-        key: Hashable = tuple(partition)
+        key: Hashable = partition_key(partition)  # -0.0 is not 0.0 (the spec's equality)
         try:
             cached = self._cache.get(key)
         except TypeError:  # unhashable values: no caching

@@ -63,6 +63,7 @@ from icefloe.spec.manifest import (
     ManifestEntry,
     ManifestFile,
 )
+from icefloe.spec.partition_values import partition_key
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
@@ -98,14 +99,15 @@ class _SpecFilters:
         known = self._partition_ok
         result = []
         for partition in partitions:
+            key = partition_key(partition)  # -0.0 is not 0.0 (the spec's equality)
             try:
-                ok = known.get(partition)
+                ok = known.get(key)
             except TypeError:  # unhashable values: evaluate every time
                 ok = None
             if ok is None:
                 ok = check(partition)
                 with contextlib.suppress(TypeError):
-                    known[partition] = ok
+                    known[key] = ok
             result.append(ok)
         return np.array(result, dtype=bool)
 
