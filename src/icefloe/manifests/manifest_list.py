@@ -352,17 +352,85 @@ def _summary_fields(schema: Any, partitions_name: str) -> list[dict[str, Any]]:
     return []
 
 
-_MANIFEST_FILE_SLOTS = tuple(ManifestFile.__dict__[f.name].__set__ for f in dataclasses.fields(ManifestFile))
+def _slot(cls: type, name: str) -> Any:
+    """The setter of a slot of the frozen dataclass ``cls`` (for building rows without its
+    ``__init__``; each slot is set once, before the row is handed out)."""
+    return cls.__dict__[name].__set__
 
 
-def _new_manifest_file(*values: Any) -> ManifestFile:
-    """``ManifestFile(*values)`` (every field, in order), built by setting its slots: the frozen
-    dataclass ``__init__`` (one ``object.__setattr__`` per field) costs three times as much,
-    and a large table's list has thousands of rows."""
+_set_path = _slot(ManifestFile, "manifest_path")
+_set_length = _slot(ManifestFile, "manifest_length")
+_set_spec_id = _slot(ManifestFile, "partition_spec_id")
+_set_content = _slot(ManifestFile, "content")
+_set_sequence_number = _slot(ManifestFile, "sequence_number")
+_set_min_sequence_number = _slot(ManifestFile, "min_sequence_number")
+_set_snapshot_id = _slot(ManifestFile, "added_snapshot_id")
+_set_added_files = _slot(ManifestFile, "added_files_count")
+_set_existing_files = _slot(ManifestFile, "existing_files_count")
+_set_deleted_files = _slot(ManifestFile, "deleted_files_count")
+_set_added_rows = _slot(ManifestFile, "added_rows_count")
+_set_existing_rows = _slot(ManifestFile, "existing_rows_count")
+_set_deleted_rows = _slot(ManifestFile, "deleted_rows_count")
+_set_partitions = _slot(ManifestFile, "partitions")
+_set_key_metadata = _slot(ManifestFile, "key_metadata")
+_set_first_row_id = _slot(ManifestFile, "first_row_id")
+
+
+def _new_manifest_file(
+    path: Any,
+    length: Any,
+    spec_id: Any,
+    content: Any,
+    sequence_number: Any,
+    min_sequence_number: Any,
+    snapshot_id: Any,
+    added_files: Any,
+    existing_files: Any,
+    deleted_files: Any,
+    added_rows: Any,
+    existing_rows: Any,
+    deleted_rows: Any,
+    partitions: Any,
+    key_metadata: Any,
+    first_row_id: Any,
+) -> ManifestFile:
+    """``ManifestFile(...)`` (every field, in order), built by setting its slots one by one,
+    unrolled: the frozen dataclass ``__init__`` (one ``object.__setattr__`` per field) costs
+    twice as much, and a large table's list has thousands of rows."""
     row = object.__new__(ManifestFile)
-    for set_slot, value in zip(_MANIFEST_FILE_SLOTS, values, strict=True):
-        set_slot(row, value)
+    _set_path(row, path)
+    _set_length(row, length)
+    _set_spec_id(row, spec_id)
+    _set_content(row, content)
+    _set_sequence_number(row, sequence_number)
+    _set_min_sequence_number(row, min_sequence_number)
+    _set_snapshot_id(row, snapshot_id)
+    _set_added_files(row, added_files)
+    _set_existing_files(row, existing_files)
+    _set_deleted_files(row, deleted_files)
+    _set_added_rows(row, added_rows)
+    _set_existing_rows(row, existing_rows)
+    _set_deleted_rows(row, deleted_rows)
+    _set_partitions(row, partitions)
+    _set_key_metadata(row, key_metadata)
+    _set_first_row_id(row, first_row_id)
     return row
+
+
+_set_contains_null = _slot(FieldSummary, "contains_null")
+_set_contains_nan = _slot(FieldSummary, "contains_nan")
+_set_lower_bound = _slot(FieldSummary, "lower_bound")
+_set_upper_bound = _slot(FieldSummary, "upper_bound")
+
+
+def _new_field_summary(contains_null: Any, contains_nan: Any, lower: Any, upper: Any) -> FieldSummary:
+    """``FieldSummary(...)``, its slots set directly (as ``_new_manifest_file``)."""
+    summary = object.__new__(FieldSummary)
+    _set_contains_null(summary, bool(contains_null))
+    _set_contains_nan(summary, contains_nan)
+    _set_lower_bound(summary, lower)
+    _set_upper_bound(summary, upper)
+    return summary
 
 
 def _summaries(
@@ -382,7 +450,7 @@ def _summaries(
         return None
     children = items.flatten()
     null, nan, lower, upper = (repeat(None) if i < 0 else children[i].to_pylist() for i in indices)
-    flat = list(map(FieldSummary, map(bool, null), nan, lower, upper))
+    flat = list(map(_new_field_summary, null, nan, lower, upper))
     lengths = array.value_lengths().to_pylist()  # None for a null row
     result: list[tuple[FieldSummary, ...] | None] = []
     start = 0
