@@ -228,9 +228,12 @@ def test_icefloe_manifests_and_lists_decode_alike(tmp_path: Path, format_version
         rows.append(_write_deletes(tmp_path, format_version, rng))
     for row in rows:
         assert assert_manifest_decodes_alike(Path(row.manifest_path), row) >= 10
-    # Decoded together (one native call for several files of one schema and codec), each as alone.
-    for codec in ("gzip", "uncompressed"):
-        same = [_write_data(tmp_path / f"{codec}-{k}", format_version, codec, rng) for k in range(3)]
+    # Decoded together (a few local files from their paths, more as one joined container, one
+    # native call), each as alone.
+    for codec, count in (("gzip", 3), ("uncompressed", 3), ("gzip", _native.FEW_LOCAL_FILES + 1)):
+        same = [
+            _write_data(tmp_path / f"{codec}-{count}-{k}", format_version, codec, rng) for k in range(count)
+        ]
         assert_decode_together_alike(same)
     assert_decode_together_alike(rows, together=False)  # different codecs: one by one
     committed = [dataclasses.replace(r, sequence_number=4, min_sequence_number=4) for r in rows] * 4

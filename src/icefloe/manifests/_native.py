@@ -241,7 +241,7 @@ def _batch(
     if len(batches) == 1:
         batch = batches[0]
     elif batches:
-        batch = pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+        batch = _one_batch(batches)
     else:
         return None, f"{location} (no batch for {records} records)"
     if batch.num_rows != records:
@@ -294,10 +294,43 @@ def decode_whole(files: list[tuple[bytes, AvroHeader, str]]) -> tuple[pa.RecordB
             return None  # decoded by fastavro (see ``decode``)
         counts.append(records)
         parts.extend(blocks)
-    batch, _ = _read(module, b"".join(parts), sum(counts), first_location, whole_file=False)
+    batch = _from_paths(module, files, counts) if len(files) <= FEW_LOCAL_FILES else None
+    if batch is None:
+        batch, _ = _read(module, b"".join(parts), sum(counts), first_location, whole_file=False)
     if batch is None:
         return None
     return batch, counts
+
+
+#: Up to this many local files decoded together are read from their paths, one reader each,
+#: and concatenated: the joined container would reach the reader as a Python stream (see
+#: ``_read``), whose buffer's page faults cost more than setting the reader up a few times.
+FEW_LOCAL_FILES = 8
+
+
+def _from_paths(
+    module: ModuleType, files: list[tuple[bytes, AvroHeader, str]], counts: list[int]
+) -> pa.RecordBatch | None:
+    """The files' records as one batch, each local file decoded from its path; None unless
+    every file is local and decodes to exactly its records."""
+    paths = [_local_file(location, len(data)) for data, _, location in files]
+    if any(path is None for path in paths):
+        return None
+    batches = []
+    for path, count, (_, _, location) in zip(paths, counts, files):
+        batch, _ = _batch(module, path, count, location)  # type: ignore[arg-type]
+        if batch is None:
+            return None
+        batches.append(batch)
+    try:
+        return _one_batch(batches)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # schemas that differ in an Arrow detail
+        return None
+
+
+def _one_batch(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    """The batches (one schema, not all empty) as one."""
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
 # Loaded with this module (about 1 ms, as importing the package would), not inside the first
