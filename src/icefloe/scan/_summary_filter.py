@@ -39,24 +39,15 @@ class _Field:
     __slots__ = ("contains_null", "lower", "lower_present", "nan", "unknown", "upper")
 
     def __init__(self, rows: Sequence[tuple[FieldSummary, ...] | None], position: int):
-        n = len(rows)
         # A row without summaries, or without this field's (a malformed list), may match.
-        self.unknown = np.zeros(n, dtype=bool)
-        self.contains_null = np.zeros(n, dtype=bool)
-        self.nan = np.zeros(n, dtype=np.int8)  # 1 True, 0 False, -1 unknown (None)
-        self.lower: list[bytes | None] = [None] * n
-        self.upper: list[bytes | None] = [None] * n
-        for i, summaries in enumerate(rows):
-            if summaries is None or position >= len(summaries):
-                self.unknown[i] = True
-                continue
-            summary = summaries[position]
-            self.contains_null[i] = bool(summary.contains_null)
-            nan = summary.contains_nan
-            self.nan[i] = -1 if nan is None else 1 if nan else 0
-            self.lower[i] = summary.lower_bound
-            self.upper[i] = summary.upper_bound
-        self.lower_present = np.fromiter((b is not None for b in self.lower), dtype=bool, count=n)
+        picked = [None if s is None or position >= len(s) else s[position] for s in rows]
+        self.unknown = np.array([p is None for p in picked], dtype=bool)
+        self.contains_null = np.array([p is not None and bool(p.contains_null) for p in picked], dtype=bool)
+        nans = [None if p is None else p.contains_nan for p in picked]
+        self.nan = np.array([-1 if n is None else 1 if n else 0 for n in nans], dtype=np.int8)  # -1: unknown
+        self.lower: list[bytes | None] = [None if p is None else p.lower_bound for p in picked]
+        self.upper: list[bytes | None] = [None if p is None else p.upper_bound for p in picked]
+        self.lower_present = np.array([b is not None for b in self.lower], dtype=bool)
 
 
 class SummaryColumns:
