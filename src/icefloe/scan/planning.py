@@ -81,7 +81,6 @@ READ_AHEAD = 16
 class _SpecFilters:
     """The filter's forms for one partition spec, built once per scan."""
 
-    manifest_might_match: Callable[[ManifestFile], bool]
     summaries: SummaryFilter | None  # None: every manifest may match
     partition_might_match: Callable[[Any], bool] | None  # None: every partition may match
     residuals: ResidualEvaluator | None
@@ -162,18 +161,17 @@ def _compile_spec_filters(
 ) -> _SpecFilters:
     bound = bind(schema, row_filter, case_sensitive=case_sensitive)
     if isinstance(bound, AlwaysTrue):
-        return _SpecFilters(lambda _: True, None, None, None, bound)
+        return _SpecFilters(None, None, None, bound)
     try:
         spec.partition_type(schema)
     except ValidationError:
         # A source column of this spec is gone from the schema: no partition pruning.
-        return _SpecFilters(lambda _: True, None, None, None, bound)
+        return _SpecFilters(None, None, None, bound)
     manifest_eval = ManifestEvaluator(spec, schema, bound, case_sensitive)
     projected = compile_expression(manifest_eval.partition_filter)  # the inclusive projection
     residuals = ResidualEvaluator(spec, schema, bound, case_sensitive)
     # The compiled predicate is three-valued (None: unknown); only True may match.
     return _SpecFilters(
-        _by_summaries(manifest_eval),
         SummaryFilter(manifest_eval.partition_filter),
         lambda partition: projected(partition) is True,
         residuals,
@@ -182,24 +180,6 @@ def _compile_spec_filters(
 
 
 _compiled_spec_filters = _cached(_compile_spec_filters)
-
-
-def _by_summaries(manifest_eval: ManifestEvaluator) -> Callable[[ManifestFile], bool]:
-    """``manifest_eval.eval``, once per distinct tuple of partition summaries: manifests of
-    one partition (a day's appends) share theirs, and a large table lists thousands."""
-    known: dict[Any, bool] = {}
-    evaluate = manifest_eval.eval
-
-    def might_match(manifest: ManifestFile) -> bool:
-        summaries = manifest.partitions
-        if summaries is None:
-            return True
-        found = known.get(summaries)
-        if found is None:
-            found = known[summaries] = evaluate(manifest)
-        return found
-
-    return might_match
 
 
 def plan_files(
@@ -385,22 +365,34 @@ def _matching_data_manifests(
     filters_for: Callable[[int], _SpecFilters],
     manifest_filter: Callable[[ManifestFile], bool] | None,
 ) -> list[ManifestFile]:
-    """The data manifests the filter's partition summaries (and ``manifest_filter``) keep:
-    one mask over the whole list per spec, on the list's summary columns (cached with it)."""
-    masks: dict[int, Any] = {}
-    columns: SummaryColumns | None = None
-    for spec_id in {m.partition_spec_id for m in manifests if m.content == ManifestContent.DATA}:
-        summaries = filters_for(spec_id).summaries
-        if summaries is not None:
-            if columns is None:
-                columns = loader.summary_columns(snapshot, manifests)
-            masks[spec_id] = summaries.mask(columns).tolist()
+    """The data manifests the filter's partition summaries (and ``manifest_filter``) keep,
+    checked on the list's summary columns (cached with it)."""
+    keep = _summaries_keep(manifests, filters_for, lambda: loader.summary_columns(snapshot, manifests))
     return [
         m
-        for i, m in enumerate(manifests)
-        if m.content == ManifestContent.DATA
-        and (m.partition_spec_id not in masks or masks[m.partition_spec_id][i])
-        and (manifest_filter is None or manifest_filter(m))
+        for m, kept in zip(manifests, keep)
+        if kept and m.content == ManifestContent.DATA and (manifest_filter is None or manifest_filter(m))
+    ]
+
+
+def _summaries_keep(
+    manifests: list[ManifestFile],
+    filters_for: Callable[[int], _SpecFilters],
+    columns: Callable[[], SummaryColumns] | None = None,
+) -> list[bool]:
+    """Per manifest, whether its partition summaries may hold files matching the filter: one
+    mask over the whole list per spec. ``columns``: the list's summary columns, when the
+    caller keeps them (default: built here)."""
+    masks: dict[int, list[bool]] = {}
+    found: SummaryColumns | None = None
+    for spec_id in {m.partition_spec_id for m in manifests}:
+        summaries = filters_for(spec_id).summaries
+        if summaries is not None:
+            if found is None:
+                found = columns() if columns is not None else SummaryColumns(manifests)
+            masks[spec_id] = summaries.mask(found).tolist()
+    return [
+        m.partition_spec_id not in masks or masks[m.partition_spec_id][i] for i, m in enumerate(manifests)
     ]
 
 
