@@ -93,15 +93,29 @@ def file_schema_with_ids(
     return apply_name_mapping(file_schema, mapping), mapping
 
 
-def _layout(
-    raw_schema: pa.Schema,
-    projected: Schema,
-    dictionary_ids: frozenset[int],
-    name_mapping: NameMapping | None,
-    file_schema_hint: Schema | None,
-    path: str,
-) -> FileLayout:
-    file_schema, mapping = file_schema_with_ids(raw_schema, name_mapping, file_schema_hint, path)
+@dataclass(frozen=True, eq=False)
+class _Read:
+    """What a read asks for, besides the file: its projection, the columns it keeps
+    dictionary-encoded, and how a file without field ids is mapped."""
+
+    projected: Schema
+    dictionary_ids: frozenset[int]
+    name_mapping: NameMapping | None
+    file_schema_hint: Schema | None
+
+    def same(self, other: _Read) -> bool:
+        # identity for the Iceberg objects (an entry holds them, so an id is never reused)
+        return (
+            self.projected is other.projected
+            and self.name_mapping is other.name_mapping
+            and self.file_schema_hint is other.file_schema_hint
+            and self.dictionary_ids == other.dictionary_ids
+        )
+
+
+def _layout(raw_schema: pa.Schema, read: _Read, path: str) -> FileLayout:
+    projected, dictionary_ids = read.projected, read.dictionary_ids
+    file_schema, mapping = file_schema_with_ids(raw_schema, read.name_mapping, read.file_schema_hint, path)
     target_schema = read_arrow_schema(projected, dictionary_ids)
     dictionary_columns = tuple(
         raw.name
@@ -130,29 +144,12 @@ def _layout(
 @dataclass(frozen=True)
 class _Entry:
     raw_schema: pa.Schema
-    projected: Schema
-    dictionary_ids: frozenset[int]
-    name_mapping: NameMapping | None
-    file_schema_hint: Schema | None
+    read: _Read
     layout: FileLayout
 
-    def serves(
-        self,
-        raw_schema: pa.Schema,
-        projected: Schema,
-        dictionary_ids: frozenset[int],
-        name_mapping: NameMapping | None,
-        file_schema_hint: Schema | None,
-    ) -> bool:
-        # identity for the Iceberg objects (the entry holds them, so an id is never reused);
+    def serves(self, raw_schema: pa.Schema, read: _Read) -> bool:
         # the Arrow schema by value, field metadata (the ids) included
-        return (
-            self.projected is projected
-            and self.name_mapping is name_mapping
-            and self.file_schema_hint is file_schema_hint
-            and self.dictionary_ids == dictionary_ids
-            and self.raw_schema.equals(raw_schema, check_metadata=True)
-        )
+        return self.read.same(read) and self.raw_schema.equals(raw_schema, check_metadata=True)
 
 
 class Layouts:
@@ -176,14 +173,13 @@ class Layouts:
         Raises:
             InvalidDataFileError: the file has no field ids and there is nothing to map its names.
         """
+        read = _Read(projected, dictionary_ids, name_mapping, file_schema_hint)
         with self._lock:
             for entry in self._entries:
-                if entry.serves(raw_schema, projected, dictionary_ids, name_mapping, file_schema_hint):
+                if entry.serves(raw_schema, read):
                     return entry.layout
-        layout = _layout(raw_schema, projected, dictionary_ids, name_mapping, file_schema_hint, path)
+        layout = _layout(raw_schema, read, path)
         with self._lock:
-            self._entries.append(
-                _Entry(raw_schema, projected, dictionary_ids, name_mapping, file_schema_hint, layout)
-            )
+            self._entries.append(_Entry(raw_schema, read, layout))
             del self._entries[:-_KEPT]
         return layout
