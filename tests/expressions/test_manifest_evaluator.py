@@ -7,6 +7,7 @@ import dataclasses
 import math
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from icefloe.errors import ValidationError
 from icefloe.expressions import ManifestEvaluator, bind
 from icefloe.expressions.evaluator import compile_expression
+from icefloe.manifests import ListSummaries
 from icefloe.scan._summary_filter import SummaryColumns, SummaryFilter
 from icefloe.spec.conversions import to_bytes
 from icefloe.spec.manifest import FieldSummary, ManifestFile
@@ -94,8 +96,30 @@ def test_the_vectorized_summary_filter_answers_as_the_evaluator(
             file = dataclasses.replace(file, partitions=tuple(_damaged(f, how) for f in summaries))
         manifests.append(file)
     evaluator = ManifestEvaluator(spec, SCHEMA, expr)
-    mask = SummaryFilter(evaluator.partition_filter).mask(SummaryColumns(manifests))
-    assert mask.tolist() == [evaluator.eval(m) for m in manifests]
+    expected = [evaluator.eval(m) for m in manifests]
+    summary_filter = SummaryFilter(evaluator.partition_filter)
+    assert summary_filter.mask(SummaryColumns.of(manifests)).tolist() == expected
+    # The same summaries as a natively decoded list holds them (a slice: offsets not at 0).
+    arrow = ListSummaries.of_arrow(_as_arrow([None, *(m.partitions for m in manifests)]).slice(1))
+    assert arrow is not None
+    assert summary_filter.mask(SummaryColumns(arrow)).tolist() == expected
+
+
+def _as_arrow(rows: list[tuple[FieldSummary, ...] | None]) -> pa.Array:
+    """Manifest list rows' summaries as the Arrow column the native decoder gives."""
+    kind = pa.list_(
+        pa.struct(
+            [
+                pa.field("contains_null", pa.bool_(), nullable=False),
+                ("contains_nan", pa.bool_()),
+                ("lower_bound", pa.binary()),
+                ("upper_bound", pa.binary()),
+            ]
+        )
+    )
+    return pa.array(
+        [None if row is None else [dataclasses.asdict(summary) for summary in row] for row in rows], type=kind
+    )
 
 
 _S = Schema(NestedField(1, "x", "double"), NestedField(2, "s", "string"), NestedField(3, "n", "int"))

@@ -24,7 +24,14 @@ import numpy as np
 import pytest
 
 from icefloe.io import LocalFileIO
-from icefloe.manifests import _native, read_manifest, read_manifest_list
+from icefloe.manifests import (
+    ListSummaries,
+    ManifestListColumns,
+    _native,
+    read_manifest,
+    read_manifest_list,
+    read_manifest_list_columns,
+)
 from icefloe.manifests._avro_file import read_blocks, read_header, schema_of
 from icefloe.manifests.reader import entry_layout
 from icefloe.scan._columnar import DecodedManifest
@@ -217,4 +224,30 @@ def assert_list_decodes_alike(path: Path) -> list[ManifestFile]:
     assert [typed(dataclasses.astuple(m)) for m in native] == [
         typed(dataclasses.astuple(m)) for m in reference
     ]
+    with native_threshold(1):
+        columns = read_manifest_list_columns(io, location)
+    _assert_columns_alike(columns, reference)
     return native
+
+
+def _assert_columns_alike(columns: ManifestListColumns, reference: list[ManifestFile]) -> None:
+    """The list as planning reads it: its arrays, and rows built a few at a time (the odd rows
+    backwards first), equal the rows fastavro gives."""
+    assert columns.spec_ids.tolist() == [m.partition_spec_id for m in reference]
+    assert columns.contents.tolist() == [int(m.content) for m in reference]
+    odd = list(range(len(reference)))[1::2][::-1]
+    assert [typed(dataclasses.astuple(m)) for m in columns.manifests(odd)] == [
+        typed(dataclasses.astuple(reference[i])) for i in odd
+    ]
+    assert [typed(dataclasses.astuple(m)) for m in columns.manifests()] == [
+        typed(dataclasses.astuple(m)) for m in reference
+    ]
+    expected = ListSummaries.of_rows([m.partitions for m in reference])
+    assert columns.summaries.without_summaries.tolist() == expected.without_summaries.tolist()
+    positions = max((len(m.partitions or ()) for m in reference), default=0)
+    for position in range(positions + 1):  # one past the last: unknown everywhere
+        got, want = columns.summaries.field(position), expected.field(position)
+        for name in ("unknown", "contains_null", "nan", "lower_present"):
+            assert getattr(got, name).tolist() == getattr(want, name).tolist(), (position, name)
+        assert got.lower == want.lower and got.upper == want.upper, position
+    assert columns.summaries.rows() == expected.rows()

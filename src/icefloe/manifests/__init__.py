@@ -5,6 +5,8 @@
   assigning sequence numbers and (v3) first row ids.
 - ``read_manifest_list``, ``read_manifest``, ``read_manifest_header``: read them back, by
   field id, with inheritance applied.
+- ``snapshot_manifest_columns``: a snapshot's manifest list as columns, for planning
+  (``list_reader.ManifestListColumns``: a ``ManifestFile`` built only for the rows asked for).
 
 Importing this package lets ``Snapshot.all_manifests(io)``, ``Snapshot.added_data_files(io)``
 and the other snapshot methods read files (``spec.snapshots.register_manifest_reader``).
@@ -16,6 +18,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from icefloe.io import FileIO
+from icefloe.manifests.list_reader import (
+    ListSummaries,
+    ManifestListColumns,
+    SummaryField,
+    read_manifest_list_columns,
+)
 from icefloe.manifests.manifest_list import ManifestListWriter, read_manifest_list, write_manifest_list
 from icefloe.manifests.reader import ManifestHeader, read_manifest, read_manifest_header
 from icefloe.manifests.writer import DEFAULT_BLOCK_SIZE, UNASSIGNED_SEQ, ManifestWriter, write_manifest
@@ -25,13 +33,18 @@ from icefloe.spec.snapshots import Snapshot, register_manifest_reader
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "UNASSIGNED_SEQ",
+    "ListSummaries",
     "ManifestHeader",
+    "ManifestListColumns",
     "ManifestListWriter",
     "ManifestWriter",
+    "SummaryField",
     "inline_manifest_files",
     "read_manifest",
     "read_manifest_header",
     "read_manifest_list",
+    "read_manifest_list_columns",
+    "snapshot_manifest_columns",
     "write_manifest",
     "write_manifest_list",
 ]
@@ -55,6 +68,13 @@ def inline_manifest_files(io: FileIO, snapshot: Snapshot) -> list[ManifestFile]:
             )
         )
     return result
+
+
+def snapshot_manifest_columns(io: FileIO, snapshot: Snapshot) -> ManifestListColumns:
+    """``snapshot.all_manifests(io)`` as columns (``read_manifest_list_columns``)."""
+    if snapshot.manifest_list is None:
+        return ManifestListColumns.of(snapshot.all_manifests(io))
+    return read_manifest_list_columns(io, snapshot.manifest_list, key_id=snapshot.key_id)
 
 
 class _SnapshotManifestReader:

@@ -7,8 +7,7 @@ data manifest without a ``first_row_id`` gets one, counting up from the snapshot
 Java writes: ``snapshot-id``, ``parent-snapshot-id`` ("null" for none), ``sequence-number``
 (v2+), ``first-row-id`` (v3) and ``format-version``.
 
-Reading gives ``ManifestFile`` rows; v1 lists read as data manifests at sequence number 0. A
-list of many rows is decoded natively when ``icefloe[fast]`` is installed (``_native``).
+Reading is ``list_reader``'s (``read_manifest_list`` is re-exported here).
 """
 
 from __future__ import annotations
@@ -16,28 +15,22 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from itertools import repeat
 from types import TracebackType
 from typing import Any
 
-import pyarrow as pa
-
-from icefloe.errors import InvalidManifestError, ValidationError
+from icefloe.errors import ValidationError
 from icefloe.io import FileIO, OutputFile
 from icefloe.io.encryption import (
     EncryptedOutputFile,
-    new_decrypted_input,
     new_encrypted_output,
-    new_manifest_list_input,
 )
-from icefloe.manifests import _native as native
-from icefloe.manifests._avro_file import avro_codec, read_records, write_records
-from icefloe.manifests.reader import parse_avro
+from icefloe.manifests._avro_file import avro_codec, write_records
+from icefloe.manifests.list_reader import read_manifest_list
 from icefloe.manifests.writer import UNASSIGNED_SEQ
-from icefloe.serde.avro_schemas import FIELD_ID_PROP, manifest_list_schema, manifest_list_type
+from icefloe.serde.avro_schemas import manifest_list_schema, manifest_list_type
 from icefloe.serde.schema_json import schema_to_json
 from icefloe.spec.encryption import StandardKeyMetadata
-from icefloe.spec.manifest import FieldSummary, ManifestContent, ManifestFile
+from icefloe.spec.manifest import ManifestContent, ManifestFile
 
 __all__ = ["ManifestListWriter", "read_manifest_list", "write_manifest_list"]
 
@@ -306,296 +299,3 @@ def write_manifest_list(
     )
     writer.add_all(manifests)
     return writer.close()
-
-
-# ---- reading --------------------------------------------------------------------------------
-
-_REQUIRED = {500: "manifest_path", 501: "manifest_length", 502: "partition_spec_id", 503: "added_snapshot_id"}
-_OPTIONAL = {
-    517: "content",
-    515: "sequence_number",
-    516: "min_sequence_number",
-    504: "added_files_count",
-    505: "existing_files_count",
-    506: "deleted_files_count",
-    512: "added_rows_count",
-    513: "existing_rows_count",
-    514: "deleted_rows_count",
-    507: "partitions",
-    519: "key_metadata",
-    520: "first_row_id",
-}
-_SUMMARY = {509: "contains_null", 518: "contains_nan", 510: "lower_bound", 511: "upper_bound"}
-_MISSING = "\x00missing"
-_CONTENT_VALUES = {int(c): c for c in ManifestContent}
-
-
-def _names(fields: list[dict[str, Any]], wanted: dict[int, str]) -> dict[str, str]:
-    """Our field name -> the file's field name, by id (by name for fields without ids)."""
-    by_id = {int(f[FIELD_ID_PROP]): f["name"] for f in fields if f.get(FIELD_ID_PROP) is not None}
-    no_id = {f["name"] for f in fields if f.get(FIELD_ID_PROP) is None}
-    return {
-        ours: by_id.get(field_id) or (ours if ours in no_id else _MISSING)
-        for field_id, ours in wanted.items()
-    }
-
-
-def _summary_fields(schema: Any, partitions_name: str) -> list[dict[str, Any]]:
-    for f in schema.get("fields", ()):
-        if f["name"] == partitions_name:
-            array = f["type"]
-            if isinstance(array, list):
-                array = next(b for b in array if b != "null")
-            items = array.get("items") if isinstance(array, dict) else None
-            if isinstance(items, dict) and items.get("type") == "record":
-                return list(items.get("fields", ()))
-    return []
-
-
-def _slot(cls: type, name: str) -> Any:
-    """The setter of a slot of the frozen dataclass ``cls`` (for building rows without its
-    ``__init__``; each slot is set once, before the row is handed out)."""
-    return cls.__dict__[name].__set__
-
-
-_set_path = _slot(ManifestFile, "manifest_path")
-_set_length = _slot(ManifestFile, "manifest_length")
-_set_spec_id = _slot(ManifestFile, "partition_spec_id")
-_set_content = _slot(ManifestFile, "content")
-_set_sequence_number = _slot(ManifestFile, "sequence_number")
-_set_min_sequence_number = _slot(ManifestFile, "min_sequence_number")
-_set_snapshot_id = _slot(ManifestFile, "added_snapshot_id")
-_set_added_files = _slot(ManifestFile, "added_files_count")
-_set_existing_files = _slot(ManifestFile, "existing_files_count")
-_set_deleted_files = _slot(ManifestFile, "deleted_files_count")
-_set_added_rows = _slot(ManifestFile, "added_rows_count")
-_set_existing_rows = _slot(ManifestFile, "existing_rows_count")
-_set_deleted_rows = _slot(ManifestFile, "deleted_rows_count")
-_set_partitions = _slot(ManifestFile, "partitions")
-_set_key_metadata = _slot(ManifestFile, "key_metadata")
-_set_first_row_id = _slot(ManifestFile, "first_row_id")
-
-
-def _new_manifest_file(
-    path: Any,
-    length: Any,
-    spec_id: Any,
-    content: Any,
-    sequence_number: Any,
-    min_sequence_number: Any,
-    snapshot_id: Any,
-    added_files: Any,
-    existing_files: Any,
-    deleted_files: Any,
-    added_rows: Any,
-    existing_rows: Any,
-    deleted_rows: Any,
-    partitions: Any,
-    key_metadata: Any,
-    first_row_id: Any,
-) -> ManifestFile:
-    """``ManifestFile(...)`` (every field, in order), built by setting its slots one by one,
-    unrolled: the frozen dataclass ``__init__`` (one ``object.__setattr__`` per field) costs
-    twice as much, and a large table's list has thousands of rows."""
-    row = object.__new__(ManifestFile)
-    _set_path(row, path)
-    _set_length(row, length)
-    _set_spec_id(row, spec_id)
-    _set_content(row, content)
-    _set_sequence_number(row, sequence_number)
-    _set_min_sequence_number(row, min_sequence_number)
-    _set_snapshot_id(row, snapshot_id)
-    _set_added_files(row, added_files)
-    _set_existing_files(row, existing_files)
-    _set_deleted_files(row, deleted_files)
-    _set_added_rows(row, added_rows)
-    _set_existing_rows(row, existing_rows)
-    _set_deleted_rows(row, deleted_rows)
-    _set_partitions(row, partitions)
-    _set_key_metadata(row, key_metadata)
-    _set_first_row_id(row, first_row_id)
-    return row
-
-
-_set_contains_null = _slot(FieldSummary, "contains_null")
-_set_contains_nan = _slot(FieldSummary, "contains_nan")
-_set_lower_bound = _slot(FieldSummary, "lower_bound")
-_set_upper_bound = _slot(FieldSummary, "upper_bound")
-
-
-def _new_field_summary(contains_null: Any, contains_nan: Any, lower: Any, upper: Any) -> FieldSummary:
-    """``FieldSummary(...)``, its slots set directly (as ``_new_manifest_file``)."""
-    summary = object.__new__(FieldSummary)
-    _set_contains_null(summary, bool(contains_null))
-    _set_contains_nan(summary, contains_nan)
-    _set_lower_bound(summary, lower)
-    _set_upper_bound(summary, upper)
-    return summary
-
-
-def _summaries(
-    array: pa.Array | None, names: tuple[str, str, str, str]
-) -> list[tuple[FieldSummary, ...] | None] | None:
-    """Each row's partition field summaries, built from the natively decoded column in a few
-    C-level passes (a FieldSummary per field of every row: 2,000 rows cost 10 ms one by one);
-    None when the column is not the usual list of records (the rows' Python values are used)."""
-    if array is None or not pa.types.is_list(array.type) or not pa.types.is_struct(array.type.value_type):
-        return None
-    kind = array.type.value_type
-    indices = [kind.get_field_index(name) if name != _MISSING else -1 for name in names]
-    if indices[0] < 0:
-        return None  # no contains_null: the Python path raises the error
-    items = array.flatten()  # the records of the non-null rows, in order
-    if items.null_count:
-        return None
-    children = items.flatten()
-    null, nan, lower, upper = (repeat(None) if i < 0 else children[i].to_pylist() for i in indices)
-    flat = list(map(_new_field_summary, null, nan, lower, upper))
-    lengths = array.value_lengths().to_pylist()  # None for a null row
-    result: list[tuple[FieldSummary, ...] | None] = []
-    start = 0
-    for length in lengths:
-        if length is None:
-            result.append(None)
-            continue
-        result.append(tuple(flat[start : start + length]))
-        start += length
-    return result
-
-
-def read_manifest_list(
-    io: FileIO, location: str, *, key_id: str | None = None, key_metadata: bytes | None = None
-) -> list[ManifestFile]:
-    """The manifest list rows of the file at ``location``, in file order.
-
-    Fields are found by field id. v1 lists (no ``content`` or sequence numbers) read as data
-    manifests with sequence numbers 0.
-
-    An encrypted table's list (``io`` is its ``EncryptingFileIO``) is decrypted with the key
-    its snapshot's ``key-id`` names: ``key_id``, or the snapshot the table's metadata has for
-    ``location``; or with ``key_metadata``, the list's key itself (already taken from the
-    table's ``encryption-keys``, e.g. on the driver for a Spark task: no KMS needed).
-
-    Raises:
-        NoSuchFileError: the file does not exist.
-        InvalidManifestError: the file is truncated, corrupt or lacks a required field.
-        EncryptionError: an encrypted list's key is missing, or the list does not decrypt
-            (``MissingKeyError``, ``KeyManagementError``, ``DecryptionError``; naming the file).
-    """
-    if key_metadata is not None:
-        data = new_decrypted_input(io, location, key_metadata).read()
-    else:
-        data = new_manifest_list_input(io, location, key_id).read()
-    header, schema = parse_avro(data, location)
-    if not isinstance(schema, dict) or schema.get("type") != "record":
-        raise InvalidManifestError(
-            f"{location} is not a manifest list (its Avro schema is not a record)", location=location
-        )
-    try:
-        names = _names(list(schema.get("fields", ())), {**_REQUIRED, **_OPTIONAL})
-        summary = _names(_summary_fields(schema, names["partitions"]), _SUMMARY)
-    except (KeyError, TypeError, ValueError, StopIteration) as exc:
-        raise InvalidManifestError(
-            f"{location} has an unreadable Avro schema: {exc!r}", location=location
-        ) from None
-    for field_id, ours in _REQUIRED.items():
-        if names[ours] == _MISSING:
-            raise InvalidManifestError(
-                f"{location} has no '{ours}' (field id {field_id})", location=location, field=ours
-            )
-    n_null, n_nan, n_lower, n_upper = (
-        summary[k] for k in ("contains_null", "contains_nan", "lower_bound", "upper_bound")
-    )
-    # The fields in ManifestFile's order; None for a field the file does not have.
-    order = [
-        "manifest_path",
-        "manifest_length",
-        "partition_spec_id",
-        "content",
-        "sequence_number",
-        "min_sequence_number",
-        "added_snapshot_id",
-        "added_files_count",
-        "existing_files_count",
-        "deleted_files_count",
-        "added_rows_count",
-        "existing_rows_count",
-        "deleted_rows_count",
-        "partitions",
-        "key_metadata",
-        "first_row_id",
-    ]
-    result: list[ManifestFile] = []
-    built: list[tuple[FieldSummary, ...] | None] | None = None  # the summaries, built from Arrow
-    fields = [names[name] for name in order]  # a missing field's name gives None from .get
-    batch, reason = native.decode(data, header, location)
-    rows: Iterable[tuple[Any, ...]]
-    if batch is not None:
-        # Whole columns as Python values: the same values fastavro's records hold (structs
-        # become dicts by field name), so every row goes through the same checks below.
-        present = set(batch.schema.names)
-        columns: list[Any] = [batch.column(f) if f in present else None for f in fields]
-        built = _summaries(columns[13], (n_null, n_nan, n_lower, n_upper))
-        rows = zip(
-            *(
-                repeat(None) if column is None else column.to_pylist() if k != 13 or built is None else built
-                for k, column in enumerate(columns)
-            )
-        )
-    else:
-        rows = (tuple(map(rec.get, fields)) for rec in read_records(data, header, schema, location))
-    for row in rows:
-        try:
-            (
-                path,
-                length,
-                spec_id,
-                content,
-                seq,
-                min_seq,
-                snapshot_id,
-                added_files,
-                existing_files,
-                deleted_files,
-                added_rows,
-                existing_rows,
-                deleted_rows,
-                partitions,
-                key_metadata,
-                first_row_id,
-            ) = row
-            if path is None or length is None or spec_id is None:
-                raise KeyError("manifest_path, manifest_length and partition_spec_id are required")
-            result.append(
-                _new_manifest_file(
-                    path,
-                    length,
-                    spec_id,
-                    _CONTENT_VALUES[content] if content in _CONTENT_VALUES else ManifestContent(content or 0),
-                    0 if seq is None else seq,
-                    0 if min_seq is None else min_seq,
-                    snapshot_id,
-                    added_files,
-                    existing_files,
-                    deleted_files,
-                    added_rows,
-                    existing_rows,
-                    deleted_rows,
-                    None
-                    if partitions is None
-                    else partitions
-                    if built is not None
-                    else tuple(
-                        FieldSummary(bool(p[n_null]), p.get(n_nan), p.get(n_lower), p.get(n_upper))
-                        for p in partitions
-                    ),
-                    key_metadata,
-                    first_row_id,
-                )
-            )
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise InvalidManifestError(
-                f"{location} has an invalid manifest row ({type(exc).__name__}: {exc})", location=location
-            ) from exc
-    native.report_fallback(reason)
-    return result

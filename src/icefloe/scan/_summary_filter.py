@@ -26,6 +26,7 @@ from icefloe.errors import ValidationError
 from icefloe.expressions import BoundPredicate, BoundReference, Expression
 from icefloe.expressions.manifest_evaluator import summaries_check
 from icefloe.expressions.visitors import visit
+from icefloe.manifests import ListSummaries, SummaryField
 from icefloe.scan._metrics_filter import NUMERIC_TYPES, Vectorized
 from icefloe.spec.conversions import from_bytes
 from icefloe.spec.manifest import FieldSummary, ManifestFile
@@ -33,44 +34,29 @@ from icefloe.spec.manifest import FieldSummary, ManifestFile
 __all__ = ["SummaryColumns", "SummaryFilter"]
 
 
-class _Field:
-    """One partition field position's summaries over the rows of a manifest list."""
-
-    __slots__ = ("contains_null", "lower", "lower_present", "nan", "unknown", "upper")
-
-    def __init__(self, rows: Sequence[tuple[FieldSummary, ...] | None], position: int):
-        # A row without summaries, or without this field's (a malformed list), may match.
-        picked = [None if s is None or position >= len(s) else s[position] for s in rows]
-        self.unknown = np.array([p is None for p in picked], dtype=bool)
-        self.contains_null = np.array([p is not None and bool(p.contains_null) for p in picked], dtype=bool)
-        nans = [None if p is None else p.contains_nan for p in picked]
-        self.nan = np.array([-1 if n is None else 1 if n else 0 for n in nans], dtype=np.int8)  # -1: unknown
-        self.lower: list[bytes | None] = [None if p is None else p.lower_bound for p in picked]
-        self.upper: list[bytes | None] = [None if p is None else p.upper_bound for p in picked]
-        self.lower_present = np.array([b is not None for b in self.lower], dtype=bool)
-
-
 class SummaryColumns:
-    """The partition field summaries of a manifest list's rows as arrays, built on first use
-    per field position, bounds decoded once per position and type."""
+    """The partition field summaries of a manifest list's rows (``ListSummaries``: built from
+    the natively decoded list, or from its rows) with their bounds decoded to numbers, once per
+    field position and type."""
 
-    def __init__(self, manifests: Sequence[ManifestFile]):
-        self.n = len(manifests)
-        self._rows = [m.partitions for m in manifests]
+    def __init__(self, summaries: ListSummaries):
+        self.n = summaries.n
+        self._summaries = summaries
         #: Rows without summaries: their manifests may always match (``ManifestEvaluator.eval``).
-        self.without_summaries = np.fromiter((r is None for r in self._rows), dtype=bool, count=self.n)
-        self._fields: dict[int, _Field] = {}
+        self.without_summaries = summaries.without_summaries
         self._bounds: dict[tuple[int, Any, str], tuple[np.ndarray, np.ndarray]] = {}
+
+    @classmethod
+    def of(cls, manifests: Sequence[ManifestFile]) -> SummaryColumns:
+        """The summary columns of manifest list rows already built."""
+        return cls(ListSummaries.of_rows([m.partitions for m in manifests]))
 
     def weight(self) -> int:
         """About the bytes this holds once every field is built (for the manifest cache)."""
         return 256 + 96 * self.n
 
-    def field(self, position: int) -> _Field:
-        found = self._fields.get(position)
-        if found is None:
-            found = self._fields[position] = _Field(self._rows, position)
-        return found
+    def field(self, position: int) -> SummaryField:
+        return self._summaries.field(position)
 
     def bound(self, ref: BoundReference, which: str) -> tuple[np.ndarray, np.ndarray]:
         """(known, value) per row of the field's ``which`` ("lower" / "upper") bound, as
@@ -84,7 +70,7 @@ class SummaryColumns:
         return found
 
     def rows(self) -> list[tuple[FieldSummary, ...] | None]:
-        return self._rows
+        return self._summaries.rows()
 
 
 def _decode(ref: BoundReference, raws: list[bytes | None]) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +117,7 @@ class _Masks(Vectorized):
 
         return mask
 
-    def _by_field(self, ref: BoundReference, test: Callable[[_Field], np.ndarray]) -> Mask:
+    def _by_field(self, ref: BoundReference, test: Callable[[SummaryField], np.ndarray]) -> Mask:
         """``test`` of the field's summaries, where the row has them."""
         position = ref.accessor[0]
 

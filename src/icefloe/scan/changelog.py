@@ -54,7 +54,7 @@ from icefloe.scan._deletes import index_path, with_fields
 from icefloe.scan._manifest_cache import cache_for, new_plan_token
 from icefloe.scan._metrics_filter import MetricsFilter
 from icefloe.scan.delete_index import DeleteFileIndex
-from icefloe.scan.planning import _Loader, _spec_filters, _SpecFilters, _summaries_keep
+from icefloe.scan.planning import _Loader, _spec_filters, _SpecFilters, manifests_keep
 from icefloe.scan.reading import PositionDeletes, read_batches
 from icefloe.scan.tasks import (
     AddedRowsScanTask,
@@ -254,7 +254,7 @@ class _Planner:
         return result  # type: ignore[return-value]
 
     def _live_manifests(self, manifests: list[ManifestFile]) -> list[ManifestFile]:
-        return [m for m, kept in zip(manifests, _summaries_keep(manifests, self.filters_for)) if kept]
+        return manifests_keep(manifests, self.filters_for)
 
     def _changed_data_files(
         self, own: list[ManifestFile], snapshot_id: int

@@ -49,6 +49,7 @@ from icefloe.expressions import (
 )
 from icefloe.expressions.evaluator import compile_expression
 from icefloe.io import FileIO, split_scheme
+from icefloe.manifests import ManifestListColumns, snapshot_manifest_columns
 from icefloe.manifests.reader import gc_paused, read_manifest_bytes
 from icefloe.scan._columnar import DecodedManifest, HotValues, KeptFiles, new_planned_task
 from icefloe.scan._manifest_cache import ManifestCache, cache_for, drop_caches, new_plan_token
@@ -264,17 +265,16 @@ def _plan(
         return found
 
     loader = _Loader(io, cache_for(io), new_plan_token())
-    manifests = loader.manifest_list(snapshot)
-    for manifest in manifests:
-        if manifest.partition_spec_id not in specs:
-            raise ValidationError(
-                f"manifest {manifest.manifest_path} uses partition spec {manifest.partition_spec_id}, "
-                "which the table metadata does not define"
-            )
-    data_manifests = _matching_data_manifests(loader, snapshot, manifests, filters_for, manifest_filter)
-    delete_index = _delete_index(
-        loader, specs, [m for m in manifests if m.content == ManifestContent.DELETES]
-    )
+    listed = loader.list_columns(snapshot)
+    for spec_id in set(listed.spec_ids.tolist()) - specs.keys():
+        first = int(np.flatnonzero(listed.spec_ids == spec_id)[0])
+        raise ValidationError(
+            f"manifest {listed.manifests([first])[0].manifest_path} uses partition spec {spec_id}, "
+            "which the table metadata does not define"
+        )
+    data_manifests = _matching_data_manifests(loader, snapshot, listed, filters_for, manifest_filter)
+    delete_manifests = listed.manifests(np.flatnonzero(listed.contents == ManifestContent.DELETES).tolist())
+    delete_index = _delete_index(loader, specs, delete_manifests)
 
     # Files are built lazily where nothing needs them while planning: no deletes to match
     # to them, no entry filter, and every metrics map kept (decoded lazily too).
@@ -361,39 +361,46 @@ def _plan(
 def _matching_data_manifests(
     loader: _Loader,
     snapshot: Snapshot,
-    manifests: list[ManifestFile],
+    listed: ManifestListColumns,
     filters_for: Callable[[int], _SpecFilters],
     manifest_filter: Callable[[ManifestFile], bool] | None,
 ) -> list[ManifestFile]:
     """The data manifests the filter's partition summaries (and ``manifest_filter``) keep,
-    checked on the list's summary columns (cached with it)."""
-    keep = _summaries_keep(manifests, filters_for, lambda: loader.summary_columns(snapshot, manifests))
-    return [
-        m
-        for m, kept in zip(manifests, keep)
-        if kept and m.content == ManifestContent.DATA and (manifest_filter is None or manifest_filter(m))
-    ]
+    checked on the list's summary columns (cached with it); only those rows are built."""
+    keep = _summaries_keep(listed.spec_ids, filters_for, lambda: loader.summary_columns(snapshot, listed))
+    keep &= listed.contents == ManifestContent.DATA
+    kept = listed.manifests(np.flatnonzero(keep).tolist())
+    return kept if manifest_filter is None else [m for m in kept if manifest_filter(m)]
 
 
 def _summaries_keep(
-    manifests: list[ManifestFile],
+    spec_ids: np.ndarray,
     filters_for: Callable[[int], _SpecFilters],
-    columns: Callable[[], SummaryColumns] | None = None,
-) -> list[bool]:
-    """Per manifest, whether its partition summaries may hold files matching the filter: one
-    mask over the whole list per spec. ``columns``: the list's summary columns, when the
-    caller keeps them (default: built here)."""
-    masks: dict[int, list[bool]] = {}
+    columns: Callable[[], SummaryColumns],
+) -> np.ndarray:
+    """Per manifest list row (of partition spec ``spec_ids``), whether its partition summaries
+    may hold files matching the filter: one mask over the whole list per spec. ``columns``: the
+    list's summary columns, built on first need."""
+    keep = np.ones(len(spec_ids), dtype=bool)
     found: SummaryColumns | None = None
-    for spec_id in {m.partition_spec_id for m in manifests}:
+    for spec_id in set(spec_ids.tolist()):
         summaries = filters_for(spec_id).summaries
         if summaries is not None:
             if found is None:
-                found = columns() if columns is not None else SummaryColumns(manifests)
-            masks[spec_id] = summaries.mask(found).tolist()
-    return [
-        m.partition_spec_id not in masks or masks[m.partition_spec_id][i] for i, m in enumerate(manifests)
-    ]
+                found = columns()
+            of_spec = spec_ids == spec_id
+            keep[of_spec] = summaries.mask(found)[of_spec]
+    return keep
+
+
+def manifests_keep(
+    manifests: list[ManifestFile], filters_for: Callable[[int], _SpecFilters]
+) -> list[ManifestFile]:
+    """The manifests whose partition summaries may hold files matching the filter (as
+    planning keeps them; for manifests already built, e.g. a changelog's)."""
+    spec_ids = np.fromiter((m.partition_spec_id for m in manifests), dtype=np.int64, count=len(manifests))
+    keep = _summaries_keep(spec_ids, filters_for, lambda: SummaryColumns.of(manifests))
+    return [m for m, kept in zip(manifests, keep.tolist()) if kept]
 
 
 def _delete_index(
@@ -451,26 +458,30 @@ class _Loader:
         self.cache = cache
         self.token = token
 
-    def manifest_list(self, snapshot: Snapshot) -> list[ManifestFile]:
+    def list_columns(self, snapshot: Snapshot) -> ManifestListColumns:
+        """``snapshot``'s manifest list as columns (rows built when asked for, and kept)."""
         cache, location = self.cache, snapshot.manifest_list
         if cache is None or not location:
-            return snapshot.all_manifests(self.io)
+            return snapshot_manifest_columns(self.io, snapshot)
         key = ("list", location, snapshot.snapshot_id)
         found = cache.get(key, self.token)
         if found is None:
-            found = tuple(snapshot.all_manifests(self.io))
-            cache.put(key, found, 256 + 640 * len(found), token=self.token)
-        return list(found)
+            found = snapshot_manifest_columns(self.io, snapshot)
+            cache.put(key, found, found.weight(), token=self.token)
+        return found  # type: ignore[no-any-return]
 
-    def summary_columns(self, snapshot: Snapshot, manifests: list[ManifestFile]) -> SummaryColumns:
-        """The partition summaries of ``snapshot``'s manifest list (``manifests``) as arrays."""
+    def manifest_list(self, snapshot: Snapshot) -> list[ManifestFile]:
+        return self.list_columns(snapshot).manifests()
+
+    def summary_columns(self, snapshot: Snapshot, listed: ManifestListColumns) -> SummaryColumns:
+        """The partition summaries of ``snapshot``'s manifest list (``listed``) as arrays."""
         cache, location = self.cache, snapshot.manifest_list
         if cache is None or not location:
-            return SummaryColumns(manifests)
+            return SummaryColumns(listed.summaries)
         key = ("summaries", location, snapshot.snapshot_id)
         found = cache.get(key, self.token)
         if found is None:
-            found = SummaryColumns(manifests)
+            found = SummaryColumns(listed.summaries)
             cache.put(key, found, found.weight(), token=self.token)
         return found  # type: ignore[no-any-return]
 

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from icefloe.arrow.buffers import int64_array, null_mask, numpy_view
 from icefloe.manifests.reader import EntryLayout, MetricsMapLayout
 from icefloe.scan._columnar._shared import (
     ADDED,
@@ -135,52 +136,12 @@ def _plan(schema: pa.Schema, layout: EntryLayout) -> _Plan:
     return plan
 
 
-# pyarrow imports pandas (0.3 s and 40 MB, in a process that plans and never needs it) the
-# first time it converts between Arrow and Python or numpy values (``to_numpy``, ``pa.array``,
-# ``pa.scalar``, ``fill_null``). Columns are therefore read through their buffers.
-
-
-_DTYPES: dict[pa.DataType, np.dtype[Any]] = {
-    kind: np.dtype(name)
-    for kind, name in (
-        (pa.int8(), "i1"),
-        (pa.int16(), "i2"),
-        (pa.int32(), "i4"),
-        (pa.int64(), "i8"),
-        (pa.uint8(), "u1"),
-        (pa.uint16(), "u2"),
-        (pa.uint32(), "u4"),
-        (pa.uint64(), "u8"),
-        (pa.float32(), "f4"),
-        (pa.float64(), "f8"),
-    )
-}
-
-
 def _view(array: pa.Array) -> np.ndarray:
-    """The values of a fixed-width integer or float array, as a numpy view of its buffer (the
-    values under nulls are undefined)."""
-    dtype = _DTYPES.get(array.type)
-    if dtype is None:
+    """``numpy_view`` of a column planning can read."""
+    found = numpy_view(array)
+    if found is None:
         raise Unsupported(f"a column of type {array.type}")
-    return np.frombuffer(
-        array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize
-    )
-
-
-def _nulls(array: pa.Array) -> np.ndarray | None:
-    """Which values are null (None: none is)."""
-    if not array.null_count:
-        return None
-    bits = np.unpackbits(np.frombuffer(array.buffers()[0], dtype=np.uint8), bitorder="little")
-    mask: np.ndarray = bits[array.offset : array.offset + len(array)] == 0
-    return mask
-
-
-def _arrow_indices(values: np.ndarray) -> pa.Array:
-    """An int64 numpy array as an Arrow array (for ``take``)."""
-    data = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+    return found
 
 
 def _ints(array: pa.Array, what: str) -> np.ndarray:
@@ -195,7 +156,7 @@ def _nullable_ints(array: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarr
     if array is None or array.null_count == n:
         return np.full(n, NONE, dtype=np.int64), np.ones(n, dtype=bool)
     values = _view(array).astype(np.int64)
-    mask = _nulls(array)
+    mask = null_mask(array)
     if mask is not None:
         values[mask] = NONE
     return values, mask
@@ -271,7 +232,7 @@ def _partitions(struct: pa.StructArray, plan: _Plan, n: int) -> tuple[np.ndarray
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     codes = rank[inverse.reshape(-1)].astype(np.int32)
-    firsts = _arrow_indices(first[order])
+    firsts = int64_array(first[order])
     values = []
     for column, convert in zip(columns, converters):
         picked = _python(column.take(firsts))
@@ -334,7 +295,7 @@ def _map_column(
         keys = _view(keys_array)
     if values.null_count:
         raise Unsupported("null metrics value")
-    missing = _nulls(array)
+    missing = null_mask(array)
     like = None if missing is not None else layouts.same(offsets, keys)
     lengths = np.diff(offsets) if like is None else offsets  # (unused with a known layout)
     if missing is not None:
@@ -507,7 +468,7 @@ def _decoded(
         content = np.zeros(n, dtype=np.int64)
     else:
         content = _view(content_array).astype(np.int64)
-        content_nulls = _nulls(content_array)
+        content_nulls = null_mask(content_array)
         if content_nulls is not None:
             content[content_nulls] = 0
         if content.min() < 0 or content.max() >= len(CONTENTS):
@@ -611,7 +572,7 @@ def _metrics_and_extras(
     )
     if next_row_id is not None:
         # v3 first row ids: the nulls of live data files, counting up by record counts.
-        nulls = None if first_row_array is None else _nulls(first_row_array)
+        nulls = None if first_row_array is None else null_mask(first_row_array)
         if first_row_array is None or first_row_array.null_count == n:
             unknown = np.ones(n, dtype=bool)
         else:
