@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from icefloe.arrow.buffers import booleans, int64_array, numpy_view, validity
+from icefloe.arrow.buffers import booleans, numpy_view, validity
 from icefloe.errors import InvalidManifestError
 from icefloe.io import FileIO
 from icefloe.io.encryption import new_decrypted_input, new_manifest_list_input
@@ -126,7 +126,7 @@ class ManifestListColumns:
         spec_ids: np.ndarray,
         contents: np.ndarray,
         summaries: ListSummaries,
-        build: Callable[[list[int]], list[ManifestFile]],
+        build: Callable[[list[int]], dict[int, ManifestFile]],
     ):
         self.n = len(spec_ids)
         self.spec_ids = spec_ids
@@ -143,7 +143,7 @@ class ManifestListColumns:
             np.fromiter((m.partition_spec_id for m in built), dtype=np.int64, count=len(built)),
             np.fromiter((int(m.content) for m in built), dtype=np.int8, count=len(built)),
             ListSummaries.of_rows([m.partitions for m in built]),
-            lambda indices: [built[i] for i in indices],
+            lambda indices: {i: built[i] for i in indices},
         )
         columns._built = list(built)
         return columns
@@ -158,7 +158,7 @@ class ManifestListColumns:
         built = self._built
         missing = [i for i in wanted if built[i] is None]
         if missing:
-            for i, manifest in zip(missing, self._build(missing)):
+            for i, manifest in self._build(missing).items():  # at least the missing rows
                 built[i] = manifest
         return [built[i] for i in wanted]  # type: ignore[misc]
 
@@ -425,11 +425,34 @@ def _columns_of_batch(batch: pa.RecordBatch, layout: _Layout) -> ManifestListCol
     if not usual:
         return ManifestListColumns.of(_files_of_batch(batch, layout))
 
-    def build(indices: list[int]) -> list[ManifestFile]:
-        return _files_of_batch(batch.take(int64_array(indices)), layout)
+    def build(indices: list[int]) -> dict[int, ManifestFile]:
+        # Slices of the batch, not ``take``: its first call in a process costs 10 ms.
+        runs = _runs(indices)
+        if len(runs) > _FEW_RUNS:  # scattered rows: every row at once costs less
+            return dict(enumerate(_files_of_batch(batch, layout)))
+        found: dict[int, ManifestFile] = {}
+        for start, stop in runs:
+            found.update(zip(range(start, stop), _files_of_batch(batch.slice(start, stop - start), layout)))
+        return found
 
     assert summaries is not None and spec_ids is not None and contents is not None
     return ManifestListColumns(spec_ids, contents.astype(np.int8), summaries, build)
+
+
+#: Up to this many runs of consecutive rows are built run by run (a few to_pylist calls each);
+#: for more, every row of the list is built at once.
+_FEW_RUNS = 16
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """The distinct ``indices`` as runs of consecutive rows, (start, stop), in order."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(set(indices)):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
 
 
 def _ints(column: pa.Array | None) -> np.ndarray | None:
