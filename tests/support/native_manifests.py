@@ -249,5 +249,14 @@ def _assert_columns_alike(columns: ManifestListColumns, reference: list[Manifest
         got, want = columns.summaries.field(position), expected.field(position)
         for name in ("unknown", "contains_null", "nan", "lower_present"):
             assert getattr(got, name).tolist() == getattr(want, name).tolist(), (position, name)
-        assert got.lower == want.lower and got.upper == want.upper, position
+        for which in ("lower", "upper"):
+            assert got.bounds(which) == want.bounds(which), (position, which)
+            assert got.present(which).tolist() == want.present(which).tolist(), (position, which)
+            for dtype in (np.dtype("<i4"), np.dtype("<f8")):  # the widths planning reads
+                fixed = got.fixed(which, dtype)
+                if fixed is not None:
+                    usual, values = fixed
+                    raws = want.bounds(which)
+                    assert usual.tolist() == [b is not None and len(b) == dtype.itemsize for b in raws]
+                    assert values[usual].tobytes() == b"".join(b for b, u in zip(raws, usual) if u)
     assert columns.summaries.rows() == expected.rows()

@@ -169,24 +169,39 @@ class ManifestListColumns:
 class SummaryField:
     """One partition field position's summaries over the rows of a manifest list: where a row
     has none (``unknown``: no summaries, or fewer fields, in a malformed list), contains-null,
-    contains-NaN (-1 unknown, 0, 1) and the raw bounds."""
+    contains-NaN (-1 unknown, 0, 1), and the raw lower / upper bounds (``bounds``)."""
 
-    __slots__ = ("contains_null", "lower", "lower_present", "nan", "unknown", "upper")
+    __slots__ = ("_bounds", "_fixed", "_present", "contains_null", "lower_present", "nan", "unknown")
 
     def __init__(
         self,
         unknown: np.ndarray,
         contains_null: np.ndarray,
         nan: np.ndarray,
-        lower: list[bytes | None],
-        upper: list[bytes | None],
+        present: dict[str, np.ndarray],
+        bounds: Callable[[str], list[bytes | None]],
+        fixed: Callable[[str, np.dtype[Any]], tuple[np.ndarray, np.ndarray] | None] | None = None,
     ):
         self.unknown = unknown
         self.contains_null = contains_null
         self.nan = nan
-        self.lower = lower
-        self.upper = upper
-        self.lower_present = np.fromiter((b is not None for b in lower), dtype=bool, count=len(lower))
+        self._present = present
+        self.lower_present = present["lower"]
+        self._bounds = bounds
+        self._fixed = fixed
+
+    def present(self, which: str) -> np.ndarray:
+        """Per row, whether it has a ``which`` ("lower" / "upper") bound."""
+        return self._present[which]
+
+    def bounds(self, which: str) -> list[bytes | None]:
+        """Each row's ``which`` bound, serialized (None where it has none)."""
+        return self._bounds(which)
+
+    def fixed(self, which: str, dtype: np.dtype[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per row, whether its ``which`` bound is ``dtype.itemsize`` bytes long, and the bound read
+        as ``dtype`` (zero elsewhere); None when only ``bounds`` can say."""
+        return None if self._fixed is None else self._fixed(which, dtype)
 
 
 class ListSummaries:
@@ -233,12 +248,16 @@ class _RowSummaries(ListSummaries):
     def _field(self, position: int) -> SummaryField:
         picked = [None if s is None or position >= len(s) else s[position] for s in self._rows]
         nans = [None if p is None else p.contains_nan for p in picked]
+        bounds = {
+            "lower": [None if p is None else p.lower_bound for p in picked],
+            "upper": [None if p is None else p.upper_bound for p in picked],
+        }
         return SummaryField(
             np.array([p is None for p in picked], dtype=bool),
             np.array([p is not None and bool(p.contains_null) for p in picked], dtype=bool),
             np.array([-1 if n is None else 1 if n else 0 for n in nans], dtype=np.int8),
-            [None if p is None else p.lower_bound for p in picked],
-            [None if p is None else p.upper_bound for p in picked],
+            {which: np.array([b is not None for b in raws], dtype=bool) for which, raws in bounds.items()},
+            bounds.__getitem__,
         )
 
     def rows(self) -> list[tuple[FieldSummary, ...] | None]:
@@ -282,21 +301,58 @@ class _ArrowSummaries(ListSummaries):
             values, valid = booleans(found)
             nan[has] = np.where(valid, values, -1).astype(np.int8)[positions]
 
-        def bounds(which: int) -> list[bytes | None]:
-            result: list[bytes | None] = [None] * self.n
-            column = self._child(which)
+        rows = np.flatnonzero(has)
+        columns = {"lower": self._child(2), "upper": self._child(3)}
+        present = {}
+        for which, column in columns.items():
+            present[which] = np.zeros(self.n, dtype=bool)
             if column is not None:
-                raws = column.to_pylist()
-                for i, at in zip(np.flatnonzero(has).tolist(), positions.tolist()):
-                    result[i] = raws[at]
-            return result
+                present[which][rows] = validity(column)[positions]
+        listed: dict[str, list[bytes | None]] = {}
 
-        return SummaryField(~has, contains_null, nan, bounds(2), bounds(3))
+        def bounds(which: str) -> list[bytes | None]:
+            found = listed.get(which)
+            if found is None:
+                found = listed[which] = [None] * self.n
+                column = columns[which]
+                if column is not None:
+                    raws = column.to_pylist()
+                    for i, at in zip(rows.tolist(), positions.tolist()):
+                        found[i] = raws[at]
+            return found
+
+        def fixed(which: str, dtype: np.dtype[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+            column = columns[which]
+            if column is None or column.type != pa.binary():
+                return None if column is not None else (np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype))
+            return _fixed_width(column, rows, positions, self.n, dtype)
+
+        return SummaryField(~has, contains_null, nan, present, bounds, fixed)
 
     def rows(self) -> list[tuple[FieldSummary, ...] | None]:
         if self._rows is None:
             self._rows = _field_summaries(self._array, self._items, self._indices)
         return self._rows
+
+
+def _fixed_width(
+    column: pa.BinaryArray, rows: np.ndarray, positions: np.ndarray, n: int, dtype: np.dtype[Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``SummaryField.fixed`` of a binary column: the values at ``positions`` belong to ``rows``
+    (of ``n``); the bytes are gathered from the column's data buffer in one numpy step."""
+    width = dtype.itemsize
+    _, offsets_buffer, data_buffer = column.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32, count=len(column) + 1, offset=column.offset * 4)
+    starts = offsets[positions]
+    usual_at = validity(column)[positions] & (offsets[positions + 1] - starts == width)
+    usual = np.zeros(n, dtype=bool)
+    usual[rows[usual_at]] = True
+    values = np.zeros(n, dtype=dtype)
+    if usual_at.any():
+        data = np.frombuffer(data_buffer, dtype=np.uint8)
+        gathered = data[starts[usual_at][:, None] + np.arange(width)]
+        values[rows[usual_at]] = gathered.reshape(-1).view(dtype)
+    return usual, values
 
 
 def _arrow_summaries(

@@ -66,33 +66,43 @@ class SummaryColumns:
         found = self._bounds.get(key)
         if found is None:
             field = self.field(position)
-            found = self._bounds[key] = _decode(ref, field.lower if which == "lower" else field.upper)
+            found = self._bounds[key] = _decode(ref, field, which)
         return found
 
     def rows(self) -> list[tuple[FieldSummary, ...] | None]:
         return self._summaries.rows()
 
 
-def _decode(ref: BoundReference, raws: list[bytes | None]) -> tuple[np.ndarray, np.ndarray]:
-    dtype, width = NUMERIC_TYPES[type(ref.type)]
-    is_float = dtype[1] == "f"
-    values = np.zeros(len(raws), dtype=np.float64 if is_float else np.int64)
-    flags = [b is not None and len(b) == width for b in raws]
-    usual = np.array(flags, dtype=bool)
-    if usual.any():
-        joined = b"".join([b for b, u in zip(raws, flags) if u])  # type: ignore[misc]
-        values[usual] = np.frombuffer(joined, dtype=dtype)
+def _decode(ref: BoundReference, field: SummaryField, which: str) -> tuple[np.ndarray, np.ndarray]:
+    dtype_name, width = NUMERIC_TYPES[type(ref.type)]
+    dtype = np.dtype(dtype_name)
+    is_float = dtype.kind == "f"
+    fixed = field.fixed(which, dtype)
+    if fixed is not None:
+        usual, raw_values = fixed
+        values = raw_values.astype(np.float64 if is_float else np.int64)
+    else:
+        raws = field.bounds(which)
+        values = np.zeros(len(raws), dtype=np.float64 if is_float else np.int64)
+        usual = np.array([b is not None and len(b) == width for b in raws], dtype=bool)
+        if usual.any():
+            joined = b"".join([b for b, u in zip(raws, usual.tolist()) if u])  # type: ignore[misc]
+            values[usual] = np.frombuffer(joined, dtype=dtype)
     known = usual.copy()
     # Promoted fields keep bounds of the old width; other widths are undecodable: both as
     # ``from_bytes`` decides, one row at a time (rare).
-    for i, raw in enumerate(raws):
-        if raw is None or flags[i]:
-            continue
-        try:
-            values[i] = from_bytes(ref.type, raw)
-        except (ValidationError, OverflowError):
-            continue
-        known[i] = True
+    odd = np.flatnonzero(field.present(which) & ~usual).tolist()
+    if odd:
+        raws = field.bounds(which)
+        for i in odd:
+            raw = raws[i]
+            if raw is None:
+                continue
+            try:
+                values[i] = from_bytes(ref.type, raw)
+            except (ValidationError, OverflowError):
+                continue
+            known[i] = True
     if is_float:
         known &= ~np.isnan(values)  # NaN bounds are unusable
     return known, values
