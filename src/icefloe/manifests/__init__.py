@@ -72,7 +72,7 @@ def inline_manifest_files(io: FileIO, snapshot: Snapshot) -> list[ManifestFile]:
 
 def snapshot_manifest_columns(io: FileIO, snapshot: Snapshot) -> ManifestListColumns:
     """``snapshot.all_manifests(io)`` as columns (``read_manifest_list_columns``)."""
-    if snapshot.manifest_list is None:
+    if not snapshot.manifest_list:  # none, or a v1 snapshot's inline manifests
         return ManifestListColumns.of(snapshot.all_manifests(io))
     return read_manifest_list_columns(io, snapshot.manifest_list, key_id=snapshot.key_id)
 
