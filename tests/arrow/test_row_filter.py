@@ -23,8 +23,15 @@ from icefloe.spec.types import NestedField, StringType, StructType, TimestamptzT
 
 
 def _matching_positions(table: pa.Table, expr: Any, schema: Schema | None = None) -> list[int]:
+    """The positions of the rows ``expr`` keeps, the same for the table and as one batch (a
+    batch of its own schema, empty or not)."""
     indexed = table.append_column("_pos", pa.array(range(table.num_rows), pa.int64()))
-    return filter_table(indexed, expr, schema).column("_pos").to_pylist()
+    positions = filter_table(indexed, expr, schema).column("_pos").to_pylist()
+    batch = indexed.combine_chunks().to_batches()[0]
+    kept = filter_table(batch, expr, schema)
+    assert isinstance(kept, pa.RecordBatch) and kept.schema == batch.schema
+    assert kept.column("_pos").to_pylist() == positions
+    return positions
 
 
 @settings(max_examples=150, deadline=None)

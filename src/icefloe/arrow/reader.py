@@ -37,6 +37,7 @@ from icefloe.arrow._project import ReadRules, project_columns
 from icefloe.arrow._pruning import prune_row_groups, same_names
 from icefloe.arrow._types import apply_name_mapping, schema_to_arrow
 from icefloe.arrow.encryption import decryption_error, is_decryption_failure, read_options
+from icefloe.arrow.row_filter import filter_rows
 from icefloe.errors import DecryptionError, InvalidDataFileError
 from icefloe.spec.name_mapping import NameMapping, create_mapping_from_schema
 from icefloe.spec.schema import Schema
@@ -484,7 +485,7 @@ def _read(
             else:  # nothing projected (a count): batches of rows without columns
                 result = pa.RecordBatch.from_struct_array(pa.repeat(pa.scalar({}, pa.struct([])), count))
             if row_filter is not None:
-                result = result.filter(row_filter)
+                result = filter_rows(result, row_filter)
             if result.num_rows:
                 yield result
 

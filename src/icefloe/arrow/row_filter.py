@@ -41,7 +41,7 @@ from icefloe.spec.types import (
     UUIDType,
 )
 
-__all__ = ["filter_table", "to_arrow_expression"]
+__all__ = ["filter_rows", "filter_table", "to_arrow_expression"]
 
 T = TypeVar("T", pa.Table, pa.RecordBatch)
 
@@ -283,4 +283,27 @@ def filter_table(data: T, expr: Expression | str, schema: Schema | None = None) 
         expr: a bound expression (or unbound / text with ``schema``).
         schema: see :func:`to_arrow_expression`.
     """
-    return data.filter(to_arrow_expression(expr, schema, arrow_schema=data.schema))
+    return filter_rows(data, to_arrow_expression(expr, schema, arrow_schema=data.schema))
+
+
+def filter_rows(data: T, expression: pc.Expression) -> T:
+    """``data.filter(expression)``, evaluated in the calling thread.
+
+    pyarrow filters through an Acero plan run on its CPU thread pool, where the filter waits
+    behind the column decoding of the files being read at the same time: a filter of 1 ms took
+    5 to 70 ms while four files were read. This runs the same plan without threads."""
+    from pyarrow import acero  # as pyarrow does: importing Acero imports pyarrow.dataset
+
+    table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+    plan = acero.Declaration.from_sequence(
+        [
+            acero.Declaration("table_source", acero.TableSourceNodeOptions(table)),
+            acero.Declaration("filter", acero.FilterNodeOptions(expression)),
+        ]
+    )
+    result = plan.to_table(use_threads=False)
+    if isinstance(data, pa.Table):
+        return result
+    if result.num_rows == 0:
+        return data.slice(0, 0)
+    return result.combine_chunks().to_batches()[0]
