@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import math
 import uuid
 from decimal import Decimal
 from pathlib import Path
@@ -15,6 +16,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
+from icefloe.arrow import reader
 from icefloe.arrow.reader import ROW_POSITION_ID, Layouts, read_parquet, read_position_deletes
 from icefloe.arrow.schema import schema_to_arrow, to_requested_schema
 from icefloe.errors import InvalidDataFileError
@@ -409,6 +411,24 @@ def test_batch_size_bounds_batches(many_groups):
     batches = list(read_parquet(pafs.LocalFileSystem(), many_groups, projected=N_SCHEMA, batch_size=64))
     assert max(b.num_rows for b in batches) <= 64
     assert sum(b.num_rows for b in batches) == 1000
+
+
+def test_a_read_for_a_table_makes_batches_of_table_batch_bytes(many_groups, monkeypatch):
+    """A caller that keeps every row gets batches of up to ``TABLE_BATCH_BYTES`` of the file's
+    rows, across row groups and whatever ``batch_size`` says, and the same rows, positions
+    and deletes included."""
+    fs = pafs.LocalFileSystem()
+    metadata = pq.ParquetFile(many_groups).metadata
+    per_row = sum(metadata.row_group(g).total_byte_size for g in range(metadata.num_row_groups)) / 1000
+    monkeypatch.setattr(reader, "TABLE_BATCH_BYTES", math.ceil(per_row * 450))  # 450 rows
+    options = {"projected": POS_SCHEMA, "positions_to_delete": [3, 600], "batch_size": 64}
+    streamed = list(read_parquet(fs, many_groups, **options))
+    for_table = list(read_parquet(fs, many_groups, for_table=True, **options))
+    assert max(b.num_rows for b in streamed) <= 64
+    assert [b.num_rows for b in for_table] == [449, 449, 100]  # 450, 450, 100 rows read, a row deleted in two
+    assert pa.Table.from_batches(for_table).equals(pa.Table.from_batches(streamed))
+    monkeypatch.setattr(reader, "TABLE_BATCH_BYTES", 1)  # never below batch_size
+    assert max(b.num_rows for b in read_parquet(fs, many_groups, for_table=True, **options)) == 64
 
 
 @pytest.mark.parametrize("as_type", [set, list, np.array, pa.array])

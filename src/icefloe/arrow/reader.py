@@ -66,6 +66,10 @@ __all__ = [
 
 #: Rows per record batch unless told otherwise.
 DEFAULT_BATCH_SIZE = 131_072
+#: A read whose caller keeps every row (``for_table``) makes batches of up to this many bytes
+#: (uncompressed, as the file's row groups say) rather than ``DEFAULT_BATCH_SIZE`` rows: each
+#: batch has a fixed cost, and a table of narrow rows takes a third fewer of them.
+TABLE_BATCH_BYTES = 64 << 20
 #: Files whose read row groups hold at most this many compressed bytes are pre-buffered.
 PRE_BUFFER_BYTES = 64 << 20
 #: Field id of the ``_pos`` metadata column: the row's position in its data file.
@@ -173,6 +177,7 @@ def read_parquet(
     key_metadata: bytes | None = None,
     dictionary_ids: Collection[int] = (),
     layouts: Layouts | None = None,
+    for_table: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of one Parquet file, projected to ``projected`` by field id.
 
@@ -219,6 +224,9 @@ def read_parquet(
         layouts: what the reads of one scan share (:class:`Layouts`, one per scan):
             the per-schema work is done once for the files with the same schema. Default: none
             shared.
+        for_table: the caller keeps every row (to build a table): batches may be larger than
+            ``batch_size``, up to :data:`TABLE_BATCH_BYTES` of the file's rows (before the
+            filter).
 
     Raises:
         InvalidDataFileError: the file is missing, truncated or not Parquet, has no field ids
@@ -241,6 +249,7 @@ def read_parquet(
         key_metadata=key_metadata,
         dictionary_ids=frozenset(dictionary_ids),
         layouts=layouts,
+        for_table=for_table,
     )
 
 
@@ -251,6 +260,16 @@ def _as_dictionary(column: pa.Array, kind: pa.DictionaryType) -> pa.Array:
     if column.type != kind:
         column = column.cast(kind)
     return column
+
+
+def _table_batch_size(metadata: pq.FileMetaData, row_groups: list[int], batch_size: int) -> int:
+    """Rows per batch for a read that keeps every row: ``TABLE_BATCH_BYTES`` of them, by the
+    row groups' uncompressed size (of every column: a projection's rows are smaller), at least
+    ``batch_size`` and at most the rows read."""
+    rows = sum(metadata.row_group(g).num_rows for g in row_groups)
+    size = sum(metadata.row_group(g).total_byte_size for g in row_groups)
+    fitting = rows if size <= 0 else int(rows * TABLE_BATCH_BYTES / size)
+    return int(max(batch_size, min(rows, fitting)))
 
 
 def _stored_bytes(metadata: pq.FileMetaData, row_groups: list[int]) -> int:
@@ -350,6 +369,7 @@ def _read(
     key_metadata: bytes | None = None,
     dictionary_ids: frozenset[int] = frozenset(),
     layouts: Layouts | None = None,
+    for_table: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     encrypted = key_metadata is not None
     decryption = read_options(key_metadata, path)
@@ -425,6 +445,8 @@ def _read(
                 )
             except _READ_ERRORS as e:
                 raise _file_error(path, e, what, encrypted=encrypted) from e
+        if for_table:
+            batch_size = _table_batch_size(metadata, row_groups, batch_size)
         rules = ReadRules(path, constants, keep_dictionaries=bool(dictionary_ids))
         target_fields = list(layout.target_schema)
         try:

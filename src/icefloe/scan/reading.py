@@ -99,8 +99,10 @@ def read_batches(
         read_ahead: tasks read at once (1: one after another, in the caller's thread's turn).
         eager: the caller takes and keeps every batch (to build a table): ``read_ahead`` tasks
             start at once and read on without waiting for the caller (their batches are not
-            bounded). Otherwise only the first task is read until the caller takes its first
-            batch (a stream opened and left costs one read), and memory stays bounded.
+            bounded), and unless ``batch_size`` is given their batches are as large as
+            ``read_parquet``'s ``for_table`` allows. Otherwise only the first task is read until
+            the caller takes its first batch (a stream opened and left costs one read), and
+            memory stays bounded.
 
     Raises:
         InvalidDataFileError: a data or delete file is missing or malformed (naming it).
@@ -128,6 +130,7 @@ def read_batches(
                     batch_size,
                     dictionaries,
                     layouts,
+                    for_table=eager and batch_size is None,
                 )
             except Exception as error:  # raised when the consumer reaches this task, as in turn
                 yield functools.partial(_raise, error)
@@ -184,6 +187,8 @@ def _task_reader(
     batch_size: int | None,
     dictionary_ids: frozenset[int],
     layouts: Layouts,
+    *,
+    for_table: bool,
 ) -> Callable[[], Iterable[pa.RecordBatch]]:
     """What reading one task's rows takes, prepared (deletes loaded, residual bound)."""
     if task.file.file_format != FileFormat.PARQUET:
@@ -200,6 +205,8 @@ def _task_reader(
     kwargs: dict[str, Any] = {}
     if batch_size is not None:
         kwargs["batch_size"] = batch_size
+    if for_table:
+        kwargs["for_table"] = True
     if not task.is_whole_file:
         kwargs["byte_range"] = (task.start, task.length)
 
