@@ -99,8 +99,10 @@ def test_the_vectorized_summary_filter_answers_as_the_evaluator(
     expected = [evaluator.eval(m) for m in manifests]
     summary_filter = SummaryFilter(evaluator.partition_filter)
     assert summary_filter.mask(SummaryColumns.of(manifests)).tolist() == expected
-    # The same summaries as a natively decoded list holds them (a slice: offsets not at 0).
-    arrow = ListSummaries.of_arrow(_as_arrow([None, *(m.partitions for m in manifests)]).slice(1))
+    # The same summaries as a natively decoded list holds them; sliced past a first row of
+    # its own, so that the list's offsets and its records start past 0.
+    first = (FieldSummary(True, None, b"\x00", b"\x01"),)
+    arrow = ListSummaries.of_arrow(_as_arrow([first, *(m.partitions for m in manifests)]).slice(1))
     assert arrow is not None
     assert summary_filter.mask(SummaryColumns(arrow)).tolist() == expected
 
