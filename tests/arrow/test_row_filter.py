@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from expressions.strategies import SCHEMA, expressions, rows, to_arrow
-from icefloe.arrow.row_filter import filter_table, to_arrow_expression
+from icefloe.arrow.row_filter import filter_rows, filter_table, to_arrow_expression
 from icefloe.errors import InvalidFilterError
 from icefloe.expressions import bind, parse
 from icefloe.expressions.evaluator import compile_expression
@@ -24,13 +24,16 @@ from icefloe.spec.types import NestedField, StringType, StructType, TimestamptzT
 
 def _matching_positions(table: pa.Table, expr: Any, schema: Schema | None = None) -> list[int]:
     """The positions of the rows ``expr`` keeps, the same for the table and as one batch (a
-    batch of its own schema, empty or not)."""
+    batch of its own schema, empty or not), filtered by ``filter_table`` and by the reader's
+    ``filter_rows``."""
     indexed = table.append_column("_pos", pa.array(range(table.num_rows), pa.int64()))
     positions = filter_table(indexed, expr, schema).column("_pos").to_pylist()
     batch = indexed.combine_chunks().to_batches()[0]
-    kept = filter_table(batch, expr, schema)
-    assert isinstance(kept, pa.RecordBatch) and kept.schema == batch.schema
-    assert kept.column("_pos").to_pylist() == positions
+    expression = to_arrow_expression(expr, schema, arrow_schema=batch.schema)
+    for kept in (filter_table(batch, expr, schema), filter_rows(batch, expression)):
+        assert isinstance(kept, pa.RecordBatch) and kept.schema == batch.schema
+        assert kept.column("_pos").to_pylist() == positions
+    assert filter_rows(indexed, expression).column("_pos").to_pylist() == positions
     return positions
 
 
