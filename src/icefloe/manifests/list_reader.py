@@ -323,8 +323,10 @@ class _ArrowSummaries(ListSummaries):
 
         def fixed(which: str, dtype: np.dtype[Any]) -> tuple[np.ndarray, np.ndarray] | None:
             column = columns[which]
-            if column is None or column.type != pa.binary():
-                return None if column is not None else (np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype))
+            if column is None:  # the list has no such bound: no row has one
+                return np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype)
+            if column.type != pa.binary():
+                return None  # read from ``bounds``
             return _fixed_width(column, rows, positions, self.n, dtype)
 
         return SummaryField(~has, contains_null, nan, present, bounds, fixed)
