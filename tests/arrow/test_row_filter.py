@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -180,3 +181,43 @@ def test_in_sets_hold_both_zeros(column: str, text: str, expected: list[int]) ->
     predicate = compile_expression(bound)
     assert [i for i, value in enumerate(data) if predicate({column: value}) is True] == expected
     assert _matching_positions(table, bound) == expected
+
+
+def _shares_memory(kept: pa.RecordBatch, data: pa.RecordBatch) -> bool:
+    return bool(kept.column(0).buffers()[1].address == data.column(0).buffers()[1].address)
+
+
+def test_a_run_of_most_rows_is_kept_as_a_slice_and_anything_else_is_copied() -> None:
+    ids = pa.array(range(100), pa.int64())
+    data = pa.RecordBatch.from_arrays([ids, pa.array([f"n{i}" for i in range(100)])], names=["id", "note"])
+
+    def kept(low: int, high: int) -> pa.RecordBatch:
+        result = filter_rows(data, (pc.field("id") >= low) & (pc.field("id") < high))
+        assert result.schema == data.schema
+        assert result.column("id").to_pylist() == list(range(low, high))
+        assert result.column("note").to_pylist() == [f"n{i}" for i in range(low, high)]
+        return result
+
+    # a range on a sorted column keeping at least half of the rows: no copy
+    assert _shares_memory(kept(20, 70), data) and _shares_memory(kept(0, 100), data)
+    # a run of fewer than half the rows would hold the rest in memory: copied
+    assert not _shares_memory(kept(20, 60), data)
+    # rows that are not one run: copied
+    scattered = filter_rows(data, pc.field("id").isin([i for i in range(100) if i % 3]))
+    assert scattered.column("id").to_pylist() == [i for i in range(100) if i % 3]
+    assert not _shares_memory(scattered, data)
+    assert kept(50, 50).num_rows == 0
+
+
+def test_a_table_of_several_chunks_is_filtered_across_them() -> None:
+    table = pa.Table.from_batches(
+        [
+            pa.RecordBatch.from_arrays([pa.array(range(s, s + 10), pa.int64())], names=["id"])
+            for s in (0, 10, 20)
+        ]
+    )
+    for low, high in ((5, 25), (12, 15), (0, 30)):
+        result = filter_rows(table, (pc.field("id") >= low) & (pc.field("id") < high))
+        assert isinstance(result, pa.Table) and result.column("id").to_pylist() == list(range(low, high))
+    nulls = pa.table({"id": pa.array([1, None, 3, None], pa.int64())})
+    assert filter_rows(nulls, pc.field("id") > 0).column("id").to_pylist() == [1, 3]
