@@ -36,6 +36,7 @@ from icefloe.manifests._avro_file import read_blocks, read_header, schema_of
 from icefloe.manifests.reader import entry_layout
 from icefloe.scan._columnar import DecodedManifest
 from icefloe.scan._columnar.decoder import CHUNK, ManifestBuilder, decode_manifest, decode_manifests
+from icefloe.scan._columnar.metrics import EntryMetrics
 from icefloe.scan._columnar.native import decoded_from_arrow
 from icefloe.spec.manifest import DeleteFile, ManifestContent, ManifestEntry, ManifestFile
 
@@ -134,10 +135,30 @@ def assert_manifest_decodes_alike(
         _assert_same_columns(summary, reference, location, summary=True)
         for stats in (True, False):
             assert _all_entries(native, stats=stats) == _all_entries(reference, stats=stats), location
+        for decoded in (native, reference):
+            assert_entry_metrics_alike(decoded, location)
         entries = [_entry(e) for e in read_manifest(LocalFileIO(), variant)]
         assert _all_entries(native, stats=True) == entries, location
         count = native.count
     return count
+
+
+def assert_entry_metrics_alike(decoded: DecodedManifest, location: str) -> None:
+    """Each entry's ``EntryMetrics`` (what small manifests' files are checked with) reads what
+    the entry's file holds: the same record count, the same maps present, and each map the
+    same value for every field id it has (and none for one it lacks)."""
+    records = decoded.record_count.tolist()
+    for i, file in enumerate(decoded.files(range(decoded.count))):
+        view = EntryMetrics(decoded.metrics, i, records[i])
+        assert view.record_count == file.record_count, location
+        for name in ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds"):
+            expected, got = getattr(file, name), getattr(view, name)
+            assert (got is None) == (expected is None), (location, i, name)
+            if expected is None:
+                continue
+            assert bool(got) == bool(expected) and dict(got) == dict(expected), (location, i, name)
+            for field_id in [*expected, max(expected, default=0) + 1]:
+                assert typed(got.get(field_id)) == typed(expected.get(field_id)), (location, i, name)
 
 
 def _assert_same_columns(

@@ -11,7 +11,7 @@ ORC writers produced, is ignored). Semantics are those of :mod:`icefloe.expressi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from icefloe.errors import ValidationError
 from icefloe.expressions._ranges import RangeMightMatch
@@ -20,10 +20,32 @@ from icefloe.expressions.model import BoundReference, Expression
 from icefloe.expressions.rewrite import rewrite_not
 from icefloe.expressions.visitors import BoundPredicateVisitor, visit
 from icefloe.spec.conversions import from_bytes
-from icefloe.spec.manifest import ContentFile
 from icefloe.spec.schema import Schema
 
-__all__ = ["InclusiveMetricsEvaluator", "StrictMetricsEvaluator"]
+__all__ = ["FileMetrics", "InclusiveMetricsEvaluator", "StrictMetricsEvaluator"]
+
+
+class FileMetrics(Protocol):
+    """What the evaluators read of a file: a ``ContentFile``, or a view of a manifest entry's
+    metrics that has the same attributes (maps need only ``get``)."""
+
+    @property
+    def record_count(self) -> int: ...
+
+    @property
+    def value_counts(self) -> Mapping[int, int] | None: ...
+
+    @property
+    def null_value_counts(self) -> Mapping[int, int] | None: ...
+
+    @property
+    def nan_value_counts(self) -> Mapping[int, int] | None: ...
+
+    @property
+    def lower_bounds(self) -> Mapping[int, bytes] | None: ...
+
+    @property
+    def upper_bounds(self) -> Mapping[int, bytes] | None: ...
 
 
 class _Stats:
@@ -31,7 +53,7 @@ class _Stats:
 
     __slots__ = ("lower_bounds", "nan_counts", "null_counts", "upper_bounds", "value_counts")
 
-    def __init__(self, file: ContentFile):
+    def __init__(self, file: FileMetrics):
         self.value_counts: Mapping[int, int] = file.value_counts or {}
         self.null_counts: Mapping[int, int] = file.null_value_counts or {}
         self.nan_counts: Mapping[int, int] = file.nan_value_counts or {}
@@ -202,7 +224,7 @@ class InclusiveMetricsEvaluator:
         self.expr = rewrite_not(bind(schema, expr, case_sensitive=case_sensitive))
         self._check = visit(self.expr, _MightMatch())
 
-    def eval(self, file: ContentFile) -> bool:
+    def eval(self, file: FileMetrics) -> bool:
         """False only if no row of ``file`` can match; True if some row may."""
         if file.record_count == 0:
             return False
@@ -224,7 +246,7 @@ class StrictMetricsEvaluator:
         self.expr = rewrite_not(bind(schema, expr, case_sensitive=case_sensitive))
         self._check = visit(self.expr, _MustMatch())
 
-    def eval(self, file: ContentFile) -> bool:
+    def eval(self, file: FileMetrics) -> bool:
         """True only if every row of ``file`` matches; False if some row may not."""
         if file.record_count == 0:
             return True

@@ -30,6 +30,7 @@ from icefloe.expressions import (
 )
 from icefloe.expressions.visitors import BoundPredicateVisitor, visit
 from icefloe.scan._columnar import DecodedManifest
+from icefloe.scan._columnar.metrics import EntryMetrics
 from icefloe.spec.conversions import from_bytes
 from icefloe.spec.schema import Schema
 from icefloe.spec.types import (
@@ -370,7 +371,7 @@ def _evaluate_per_entry(
         view.nan_value_counts = {field_id: xv[i]} if xp[i] else {}
         view.lower_bounds = {} if lower[i] is None else {field_id: lower[i]}
         view.upper_bounds = {} if upper[i] is None else {field_id: upper[i]}
-        result[i] = check(view)  # type: ignore[arg-type]
+        result[i] = check(view)
     return result
 
 
@@ -406,4 +407,6 @@ class MetricsFilter:
         if self._evaluator is None:
             self._evaluator = InclusiveMetricsEvaluator(self._schema, self.expr, self._case_sensitive)
         check = self._evaluator.eval
-        return np.array([check(file) for file in decoded.files(range(decoded.count))], dtype=bool)
+        columns = decoded.metrics
+        records = decoded.record_count.tolist()
+        return np.array([check(EntryMetrics(columns, i, n)) for i, n in enumerate(records)], dtype=bool)

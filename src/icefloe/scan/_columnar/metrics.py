@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -188,7 +188,36 @@ class MapColumn:
         starts = self.starts
         return dict(zip(self.layouts[code], self._values(int(starts[i]), int(starts[i + 1]))))
 
+    def value(self, i: int, field_id: int) -> Any:
+        """Entry ``i``'s value for ``field_id``, as ``entry(i).get(field_id)`` gives it, without
+        building the entry's dict (None: the entry has no map, or no value for the field)."""
+        width = self.uniform
+        if width is not None:
+            position = self.position_in(self.layouts[0], field_id)
+            start = i * width
+        else:
+            code = int(self.codes[i])
+            if code < 0:
+                return None
+            position = self.position_in(self.layouts[code], field_id)
+            start = int(self.starts[i])
+        if position < 0:
+            return None
+        return self._value(start + position)
+
+    def entry_is_empty(self, i: int) -> bool:
+        """Whether entry ``i``'s map holds no pair (or the entry has no map)."""
+        width = self.uniform
+        if width is not None:
+            return width == 0
+        code = int(self.codes[i])
+        return code < 0 or not self.layouts[code]
+
     def _values(self, start: int, end: int) -> list[Any]:
+        raise NotImplementedError
+
+    def _value(self, j: int) -> Any:
+        """Value ``j`` of the flat values, as ``_values`` gives it."""
         raise NotImplementedError
 
 
@@ -227,6 +256,10 @@ class CountsColumn(MapColumn):
 
     def _values(self, start: int, end: int) -> list[Any]:
         return self.values[start:end].tolist()  # type: ignore[no-any-return]
+
+    def _value(self, j: int) -> Any:
+        value = self.values[j]
+        return value.item() if isinstance(value, np.generic) else value  # object: as stored
 
     def rows(self, start: int, end: int) -> CountsColumn | None:
         """The column of entries ``start`` to ``end`` alone (None: see ``_slice_layout``)."""
@@ -390,6 +423,13 @@ class BoundsColumn(MapColumn):
         offsets = self.offsets[start : end + 1].tolist()
         return [blob[a:b] for a, b in itertools.pairwise(offsets)]
 
+    def _value(self, j: int) -> bytes:
+        width = self.width
+        if width is not None:
+            return self.blob[j * width : j * width + width]
+        offsets = self.offsets
+        return self.blob[int(offsets[j]) : int(offsets[j + 1])]
+
     def _all_values(self) -> list[bytes] | tuple[bytes, ...]:
         """Every bound as its own bytes object, in order."""
         if self.size <= 0:
@@ -403,3 +443,65 @@ class BoundsColumn(MapColumn):
     def nbytes(self) -> int:
         offsets = 0 if self._offsets is None else self._offsets.nbytes
         return self._nbytes() + len(self.blob) + offsets
+
+
+# ---- one entry's metrics, without building its dicts ------------------------------------------
+
+
+class EntryMap(Mapping[int, Any]):
+    """Entry ``index`` of a metrics column as a read-only mapping; ``get`` reads one value
+    straight from the column (what checking a file's metrics does), the rest builds the
+    entry's dict."""
+
+    __slots__ = ("_column", "_index")
+
+    def __init__(self, column: MapColumn, index: int):
+        self._column = column
+        self._index = index
+
+    def get(self, key: int, default: Any = None) -> Any:
+        value = self._column.value(self._index, key)
+        return default if value is None else value
+
+    def _dict(self) -> dict[int, Any]:
+        return self._column.entry(self._index) or {}
+
+    def __getitem__(self, key: int) -> Any:
+        return self._dict()[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+    def __bool__(self) -> bool:  # without building the dict (``metrics or {}``)
+        return not self._column.entry_is_empty(self._index)
+
+
+class EntryMetrics:
+    """The record count and metrics maps of entry ``index`` of a decoded manifest, as a
+    metrics evaluator reads them from a file (``record_count``, ``value_counts`` ...
+    ``upper_bounds``), without building the file or its dicts: checking the few files of
+    small manifests one by one (planning's small-manifest path)."""
+
+    __slots__ = (
+        "lower_bounds",
+        "nan_value_counts",
+        "null_value_counts",
+        "record_count",
+        "upper_bounds",
+        "value_counts",
+    )
+
+    def __init__(self, columns: Mapping[str, MapColumn], index: int, record_count: int):
+        def view(name: str) -> EntryMap | None:
+            column = columns[name]
+            return EntryMap(column, index) if column.has_map(index) else None
+
+        self.record_count = record_count
+        self.value_counts = view("value_counts")
+        self.null_value_counts = view("null_value_counts")
+        self.nan_value_counts = view("nan_value_counts")
+        self.lower_bounds = view("lower_bounds")
+        self.upper_bounds = view("upper_bounds")
