@@ -21,8 +21,9 @@ from icefloe.serde import (
     metadata_to_dict,
     parse_metadata_version,
 )
+from icefloe.serde._jackson import compact
 from icefloe.spec.partitioning import PartitionField, PartitionSpec
-from icefloe.spec.snapshots import SnapshotRef, SnapshotRefType
+from icefloe.spec.snapshots import HistoryEntry, SnapshotRef, SnapshotRefType
 from icefloe.spec.sorting import UNSORTED_SORT_ORDER
 from icefloe.spec.statistics import BlobMetadata, PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.table_metadata import EncryptedKey
@@ -770,3 +771,27 @@ def test_cached_snapshot_text_never_outlives_a_changed_snapshot() -> None:
     assert '"extra":"value"' in text
     assert dumps_metadata(md) == first
     assert loads_metadata(text.encode()).snapshots[0].summary["extra"] == "value"
+
+
+def test_a_growing_history_is_written_as_a_fresh_rendering_would() -> None:
+    # dumps_metadata extends the text of the last arrays it wrote when the snapshots (and the
+    # snapshot log) start with the same objects; every other history renders afresh.
+    md = next(m for m in (loads_metadata(fixture_bytes(f)) for f in JAVA_FIXTURES) if m.snapshots)
+    current = md.current_snapshot()
+    assert current is not None
+    extra = [
+        dataclasses.replace(current, snapshot_id=10_000 + i, summary={**current.summary, "n": f"é{i}"})
+        for i in range(6)
+    ]
+    log = [HistoryEntry(1_700_000_000_000 + i, s.snapshot_id) for i, s in enumerate(extra)]
+
+    def version(snapshots: list[Any], history: list[HistoryEntry]) -> Any:
+        return dataclasses.replace(md, snapshots=(*md.snapshots, *snapshots), snapshot_log=tuple(history))
+
+    versions = [version(extra[:n], log[:n]) for n in (0, 1, 2, 5, 5, 6)]  # appends, one repeated
+    versions.append(version([extra[0], *extra[2:]], log[1:]))  # one removed from the middle
+    versions.append(version([copy.copy(s) for s in extra], list(log)))  # equal, not the same objects
+    versions.append(version(extra[:3], log[:3]))  # an older, shorter history again
+    for m in versions:
+        assert dumps_metadata(m) == compact(metadata_to_dict(m)).encode()
+        assert loads_metadata(dumps_metadata(m)) == m

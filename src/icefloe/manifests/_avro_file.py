@@ -24,6 +24,7 @@ import contextlib
 import gc
 import io
 import json
+import os
 import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -36,8 +37,11 @@ from fastavro import schemaless_reader
 from icefloe.errors import InvalidManifestError, MissingDependencyError, ValidationError
 
 __all__ = [
+    "ENCODED_CODECS",
     "AvroHeader",
     "avro_codec",
+    "block_bodies",
+    "corrupt_error",
     "count_records",
     "fastavro_parses",
     "gc_paused",
@@ -45,6 +49,8 @@ __all__ = [
     "read_header",
     "read_records",
     "reframed_blocks",
+    "strip_logical_types",
+    "write_encoded_records",
     "write_records",
 ]
 
@@ -241,11 +247,12 @@ def _encode_header(metadata: Mapping[str, bytes], sync: bytes) -> bytes:
     return bytes(out)
 
 
-def _strip_logical_types(schema: Any) -> Any:
+def strip_logical_types(schema: Any) -> Any:
+    """A copy of the schema without logical types (values are then read as stored)."""
     if isinstance(schema, dict):
-        return {k: _strip_logical_types(v) for k, v in schema.items() if k != "logicalType"}
+        return {k: strip_logical_types(v) for k, v in schema.items() if k != "logicalType"}
     if isinstance(schema, list):
-        return [_strip_logical_types(v) for v in schema]
+        return [strip_logical_types(v) for v in schema]
     return schema
 
 
@@ -282,7 +289,7 @@ def _parsed_schema(header: AvroHeader, location: str) -> _ParsedSchema:
             f"{location} has an invalid Avro schema: {exc}", location=location
         ) from None
     try:
-        record = fastavro.parse_schema(_strip_logical_types(writer))
+        record = fastavro.parse_schema(strip_logical_types(writer))
     except Exception:
         # Not a schema fastavro accepts: readers that need the records report it (through
         # the reader path, naming the file); the JSON alone is still useful to them.
@@ -377,16 +384,16 @@ def _frames(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[in
             count, pos = _read_long(data, pos)
             size, pos = _read_long(data, pos)
         except _Truncated:
-            raise _corrupt(location, EOFError()) from None
+            raise corrupt_error(location, EOFError()) from None
         except ValueError as exc:
-            raise _corrupt(location, exc) from None
+            raise corrupt_error(location, exc) from None
         end = pos + size
         if count < 0 or size < 0:
-            raise _corrupt(location, ValueError(f"negative block count or size at byte {pos}"))
+            raise corrupt_error(location, ValueError(f"negative block count or size at byte {pos}"))
         if end + SYNC_SIZE > size_of_data:
-            raise _corrupt(location, EOFError())
+            raise corrupt_error(location, EOFError())
         if data[end : end + SYNC_SIZE] != sync:
-            raise _corrupt(location, ValueError("expected sync marker not found"))
+            raise corrupt_error(location, ValueError("expected sync marker not found"))
         yield count, pos, end
         pos = end + SYNC_SIZE
 
@@ -424,17 +431,35 @@ def reframed_blocks(
     return records, parts
 
 
-def _fast_blocks(
-    data: bytes, header: AvroHeader, record_schema: Any, deflate: bool, location: str, chunk: int
-) -> Iterator[list[dict[str, Any]]]:
+def block_bodies(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[int, bytes]] | None:
+    """The container blocks after ``header``, each as (record count, uncompressed bytes), for
+    the codecs decoded here (null and deflate: what Java and PyIceberg write); None for others.
+
+    Raises:
+        MissingDependencyError: the file's codec needs a package that is not installed.
+        InvalidManifestError: (while iterating) a truncated, corrupt or undecompressable block.
+    """
+    codec = _codec_of(header, location)
+    if codec not in ("null", "deflate"):
+        return None
+    return _bodies(data, header, codec == "deflate", location)
+
+
+def _bodies(data: bytes, header: AvroHeader, deflate: bool, location: str) -> Iterator[tuple[int, bytes]]:
     for count, start, end in _frames(data, header, location):
         if count == 0:
             continue
         raw = data[start:end]
         try:
-            body = zlib.decompress(raw, -15) if deflate else raw
-        except Exception as exc:
-            raise _corrupt(location, exc) from exc
+            yield count, (zlib.decompress(raw, -15) if deflate else raw)
+        except zlib.error as exc:
+            raise corrupt_error(location, exc) from exc
+
+
+def _fast_blocks(
+    data: bytes, header: AvroHeader, record_schema: Any, deflate: bool, location: str, chunk: int
+) -> Iterator[list[dict[str, Any]]]:
+    for count, body in _bodies(data, header, deflate, location):
         stream = io.BytesIO(body)
         left = count
         while left:
@@ -449,10 +474,12 @@ def _fast_blocks(
                         for _ in range(n)
                     ]
             except Exception as exc:
-                raise _corrupt(location, exc) from exc
+                raise corrupt_error(location, exc) from exc
             yield records
         if stream.tell() != len(body):
-            raise _corrupt(location, ValueError(f"a block holds more than the {count} records it announces"))
+            raise corrupt_error(
+                location, ValueError(f"a block holds more than the {count} records it announces")
+            )
 
 
 def _reader_blocks(
@@ -460,12 +487,12 @@ def _reader_blocks(
 ) -> Iterator[list[dict[str, Any]]]:
     """Other codecs: through ``fastavro.reader``, on a copy of the header without logical types."""
     metadata = dict(header.metadata)
-    metadata["avro.schema"] = json.dumps(_strip_logical_types(writer_schema)).encode("utf-8")
+    metadata["avro.schema"] = json.dumps(strip_logical_types(writer_schema)).encode("utf-8")
     stream = io.BytesIO(_encode_header(metadata, header.sync) + data[header.end :])
     try:
         reader = fastavro.reader(stream)
     except Exception as exc:
-        raise _corrupt(location, exc) from exc
+        raise corrupt_error(location, exc) from exc
     batch: list[dict[str, Any]] = []
     for record in _iterate(reader, location):
         batch.append(record)
@@ -476,7 +503,8 @@ def _reader_blocks(
         yield batch
 
 
-def _corrupt(location: str, exc: Exception) -> InvalidManifestError:
+def corrupt_error(location: str, exc: Exception) -> InvalidManifestError:
+    """The error for a file whose records do not decode (``EOFError``: truncated)."""
     if isinstance(exc, EOFError):
         return InvalidManifestError(f"{location} is truncated: an Avro block ends early", location=location)
     return InvalidManifestError(
@@ -491,7 +519,7 @@ def _iterate(reader: Any, location: str) -> Iterator[dict[str, Any]]:
     except Exception as exc:
         # fastavro reports corrupt data with many exception types (EOFError, ValueError,
         # zlib.error, IndexError, UnicodeDecodeError, its own SchemaResolutionError ...).
-        raise _corrupt(location, exc) from exc
+        raise corrupt_error(location, exc) from exc
 
 
 @contextlib.contextmanager
@@ -545,11 +573,70 @@ def write_records(
         raise ValidationError(f"cannot write {location}: a value does not fit its Avro type ({exc})") from exc
     data = buffer.getvalue()
     written = read_header(data, location)
+    content = _encode_header(_header_metadata(schema, codec, metadata), written.sync) + data[written.end :]
+    stream.write(content)
+    return len(content)
+
+
+def _header_metadata(schema: Mapping[str, Any], codec: str, metadata: Mapping[str, str]) -> dict[str, bytes]:
+    """The header's metadata: the schema exactly as given (compact JSON), the codec, the rest."""
     header = {
         "avro.schema": json.dumps(schema, separators=(",", ":")).encode("utf-8"),
         "avro.codec": codec.encode("utf-8"),
     }
     header.update((key, value.encode("utf-8")) for key, value in metadata.items())
-    content = _encode_header(header, written.sync) + data[written.end :]
-    stream.write(content)
-    return len(content)
+    return header
+
+
+#: The codecs ``write_encoded_records`` writes.
+ENCODED_CODECS = ("null", "deflate")
+
+
+def write_encoded_records(
+    stream: BinaryIO,
+    schema: Mapping[str, Any],
+    records: Iterable[bytes],
+    metadata: Mapping[str, str],
+    *,
+    codec: str,
+    compression_level: int | None = None,
+) -> int:
+    """Write an Avro container file of records already encoded with ``schema`` (as
+    ``fastavro.schemaless_writer`` encodes them) to ``stream``; returns its length. The header
+    is ``write_records``'; blocks hold about ``SYNC_INTERVAL`` bytes of records, as fastavro's.
+
+    ``codec``: one of ``ENCODED_CODECS`` (deflate as fastavro and Java write it: raw deflate).
+    """
+    if codec not in ENCODED_CODECS:
+        raise ValidationError(f"write_encoded_records writes codecs {ENCODED_CODECS}, not {codec!r}")
+    sync = os.urandom(SYNC_SIZE)
+    head = _encode_header(_header_metadata(schema, codec, metadata), sync)
+    stream.write(head)
+    length = len(head)
+    level = zlib.Z_DEFAULT_COMPRESSION if compression_level is None else compression_level
+    block: list[bytes] = []
+    size = 0
+
+    def write_block() -> int:
+        body = b"".join(block)
+        if codec == "deflate":
+            compressor = zlib.compressobj(level, zlib.DEFLATED, -15)
+            body = compressor.compress(body) + compressor.flush()
+        frame = bytearray()
+        _write_long(frame, len(block))
+        _write_long(frame, len(body))
+        stream.write(bytes(frame))
+        stream.write(body)
+        stream.write(sync)
+        return len(frame) + len(body) + SYNC_SIZE
+
+    for record in records:
+        block.append(record)
+        size += len(record)
+        if size >= SYNC_INTERVAL:
+            length += write_block()
+            block = []
+            size = 0
+    if block:
+        length += write_block()
+    return length

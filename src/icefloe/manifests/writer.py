@@ -15,16 +15,20 @@ in the snapshot's sequence number at commit.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
+import fastavro
+
 from icefloe.errors import ValidationError
 from icefloe.io import FileIO, OutputFile
 from icefloe.io.encryption import EncryptedOutputFile, new_encrypted_output
-from icefloe.manifests._avro_file import avro_codec, write_records
+from icefloe.manifests._avro_file import ENCODED_CODECS, avro_codec, write_encoded_records, write_records
 from icefloe.manifests._values import PartitionSummary, avro_encoder
+from icefloe.manifests.carried import CarriedEntry, leading_fields_schema
 from icefloe.serde.avro_schemas import FIELD_ID_PROP, manifest_entry_schema, manifest_entry_type
 from icefloe.serde.schema_json import partition_fields_to_json, schema_to_json
 from icefloe.spec.manifest import (
@@ -57,6 +61,19 @@ def _map_entries(values: Mapping[int, Any] | None) -> tuple[str, list[dict[str, 
     # otherwise it first validates the whole array against each branch, which costs about as
     # much as writing it.
     return ("array", [{"key": k, "value": v} for k, v in values.items()])
+
+
+def _with_maps(record: dict[str, Any], file: ContentFile) -> dict[str, Any]:
+    """The entry record with its file's metrics maps (built only as it is written: the many
+    small dicts they take never pile up, and never slow down the GC)."""
+    data_file = record["data_file"]
+    data_file["column_sizes"] = _map_entries(file.column_sizes)
+    data_file["value_counts"] = _map_entries(file.value_counts)
+    data_file["null_value_counts"] = _map_entries(file.null_value_counts)
+    data_file["nan_value_counts"] = _map_entries(file.nan_value_counts)
+    data_file["lower_bounds"] = _map_entries(file.lower_bounds)
+    data_file["upper_bounds"] = _map_entries(file.upper_bounds)
+    return record
 
 
 class ManifestWriter:
@@ -137,7 +154,8 @@ class ManifestWriter:
         # Entries waiting for close(): the record without its metrics maps, and the file. The
         # maps (most of a manifest's bytes) are built while fastavro writes, one entry at a
         # time, so the many small dicts they take never pile up (and never slow down the GC).
-        self._pending: list[tuple[dict[str, Any], ContentFile]] = []
+        self._pending: list[tuple[dict[str, Any], ContentFile | CarriedEntry]] = []
+        self._carried = 0  # entries written as encoded (``carry``)
         self._counts = {status: [0, 0] for status in ManifestEntryStatus}  # files, rows
         self._min_data_sequence_number: int | None = None
         self._manifest_file: ManifestFile | None = None
@@ -190,6 +208,44 @@ class ManifestWriter:
             entry.file_sequence_number,
         )
 
+    @property
+    def carries(self) -> bool:
+        """Whether ``carry`` may write entries as encoded (v1 and v2 manifests of the null and
+        deflate codecs; v3 writes carried data files' row ids out, which changes them)."""
+        return self.format_version <= 2 and self._codec in ENCODED_CODECS
+
+    @property
+    def avro_schema(self) -> dict[str, Any]:
+        """The Avro schema of the manifest (shared: do not mutate it)."""
+        return self._avro_schema
+
+    def carry(
+        self,
+        entry: CarriedEntry,
+        status: ManifestEntryStatus,
+        snapshot_id: int | None,
+        data_sequence_number: int | None,
+        file_sequence_number: int | None,
+    ) -> None:
+        """Write ``entry``'s file as it is encoded, with ``status``, ``snapshot_id`` and the
+        sequence numbers (as ``existing`` / ``delete`` / ``add_entry`` would write its decoded
+        file). ``entry`` must come from ``carried_entries(..., target_schema=self.avro_schema)``
+        and ``carries`` be True."""
+        if not self.carries:
+            raise ValidationError(
+                f"manifest writer for {self.output.location} cannot carry encoded entries "
+                f"(format version {self.format_version}, codec {self._codec})"
+            )
+        record = self._entry_record(
+            status,
+            snapshot_id,
+            (entry.content, entry.file_path, entry.partition, entry.record_count),
+            data_sequence_number,
+            file_sequence_number,
+        )
+        self._pending.append((record, entry))
+        self._carried += 1
+
     def _add_entry(
         self,
         status: ManifestEntryStatus,
@@ -198,24 +254,43 @@ class ManifestWriter:
         data_seq: int | None,
         file_seq: int | None,
     ) -> None:
+        record = self._entry_record(
+            status,
+            snapshot_id,
+            (file.content, file.file_path, file.partition, file.record_count),
+            data_seq,
+            file_seq,
+        )
+        record["data_file"] = self._data_file_record(file, status)
+        self._pending.append((record, file))
+
+    def _entry_record(
+        self,
+        status: ManifestEntryStatus,
+        snapshot_id: int | None,
+        file: tuple[FileContent, str, tuple[Any, ...], int],
+        data_seq: int | None,
+        file_seq: int | None,
+    ) -> dict[str, Any]:
+        """Check and count an entry (``file``: its content, path, partition and record count);
+        its record's fields before ``data_file``."""
+        content, path, partition, record_count = file
         if self._closed:
             raise ValidationError(f"manifest writer for {self.output.location} is closed")
-        self._check_file(file)
+        self._check_file(content, path, partition)
         if (
             self.format_version >= 2
             and status != ManifestEntryStatus.ADDED
             and (data_seq is None or file_seq is None)
         ):
             # Only ADDED entries inherit sequence numbers (spec: "Sequence Number Inheritance").
-            raise ValidationError(
-                f"{status.name} entry for {file.file_path} needs its data and file sequence numbers"
-            )
+            raise ValidationError(f"{status.name} entry for {path} needs its data and file sequence numbers")
         if self.format_version == 1 and snapshot_id is None:
-            raise ValidationError(f"v1 manifest entry for {file.file_path} needs a snapshot id")
+            raise ValidationError(f"v1 manifest entry for {path} needs a snapshot id")
         counts = self._counts[status]
         counts[0] += 1
-        counts[1] += file.record_count
-        self._summary.update(file.partition)
+        counts[1] += record_count
+        self._summary.update(partition)
         live = status != ManifestEntryStatus.DELETED
         if self.format_version >= 2 and live and data_seq is not None:
             current = self._min_data_sequence_number
@@ -224,19 +299,16 @@ class ManifestWriter:
         if self.format_version >= 2:
             record["sequence_number"] = data_seq
             record["file_sequence_number"] = file_seq
-        record["data_file"] = self._data_file_record(file, status)
-        self._pending.append((record, file))
+        return record
 
-    def _check_file(self, file: ContentFile) -> None:
-        is_data = file.content == FileContent.DATA
+    def _check_file(self, content: FileContent, path: str, partition: tuple[Any, ...]) -> None:
+        is_data = content == FileContent.DATA
         if is_data != (self.content == ManifestContent.DATA):
             kind = "data" if self.content == ManifestContent.DATA else "delete"
+            raise ValidationError(f"cannot write {path} (content {content.name}) to a {kind} manifest")
+        if len(partition) != len(self._partition_fields):
             raise ValidationError(
-                f"cannot write {file.file_path} (content {file.content.name}) to a {kind} manifest"
-            )
-        if len(file.partition) != len(self._partition_fields):
-            raise ValidationError(
-                f"{file.file_path}: partition has {len(file.partition)} values but spec "
+                f"{path}: partition has {len(partition)} values but spec "
                 f"{self.spec.spec_id} has {len(self._partition_fields)} fields"
             )
 
@@ -276,14 +348,24 @@ class ManifestWriter:
 
     def _records(self) -> Iterator[dict[str, Any]]:
         for record, file in self._pending:
-            data_file = record["data_file"]
-            data_file["column_sizes"] = _map_entries(file.column_sizes)
-            data_file["value_counts"] = _map_entries(file.value_counts)
-            data_file["null_value_counts"] = _map_entries(file.null_value_counts)
-            data_file["nan_value_counts"] = _map_entries(file.nan_value_counts)
-            data_file["lower_bounds"] = _map_entries(file.lower_bounds)
-            data_file["upper_bounds"] = _map_entries(file.upper_bounds)
-            yield record
+            assert isinstance(file, ContentFile)  # no carried entry: see _encoded_records
+            yield _with_maps(record, file)
+
+    def _encoded_records(self) -> Iterator[bytes]:
+        """Every entry encoded: a carried one's leading fields followed by its file as read;
+        the others whole, as fastavro writes them."""
+        whole = fastavro.parse_schema(json.loads(json.dumps(self._avro_schema)))
+        leading = fastavro.parse_schema(leading_fields_schema(self._avro_schema))
+        buffer = io.BytesIO()
+        for record, item in self._pending:
+            buffer.seek(0)
+            buffer.truncate()
+            if isinstance(item, CarriedEntry):
+                fastavro.schemaless_writer(buffer, leading, record)
+                yield buffer.getvalue() + item.encoded_file
+            else:
+                fastavro.schemaless_writer(buffer, whole, _with_maps(record, item))
+                yield buffer.getvalue()
 
     def _metadata(self) -> dict[str, str]:
         metadata = {
@@ -313,15 +395,25 @@ class ManifestWriter:
         self._closed = True
         location = self.output.location
         with self.output.create(overwrite=self._overwrite) as stream:
-            length = write_records(
-                stream,
-                self._avro_schema,
-                self._records(),
-                self._metadata(),
-                codec=self._codec,
-                compression_level=self._compression_level,
-                location=location,
-            )
+            if self._carried:
+                length = write_encoded_records(
+                    stream,
+                    self._avro_schema,
+                    self._encoded_records(),
+                    self._metadata(),
+                    codec=self._codec,
+                    compression_level=self._compression_level,
+                )
+            else:
+                length = write_records(
+                    stream,
+                    self._avro_schema,
+                    self._records(),
+                    self._metadata(),
+                    codec=self._codec,
+                    compression_level=self._compression_level,
+                    location=location,
+                )
         self._pending = []
         added, existing, deleted = (
             self._counts[ManifestEntryStatus.ADDED],

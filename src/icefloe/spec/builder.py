@@ -95,6 +95,7 @@ class MetadataBuilder:
         self._last_added_order_id: int | None = None
         self._last_updated_ms: int | None = None
         self._added_snapshot_ids: list[int] = []
+        self._snapshot_ids: set[int] | None = None  # see _has_snapshot
         if base is None:
             self.format_version = DEFAULT_FORMAT_VERSION
             self.table_uuid: str | None = None
@@ -270,7 +271,7 @@ class MetadataBuilder:
 
     def _add_snapshot(self, update: AddSnapshot) -> None:
         snapshot = update.snapshot
-        if any(s.snapshot_id == snapshot.snapshot_id for s in self.snapshots):
+        if self._has_snapshot(snapshot.snapshot_id):
             raise ValidationException(f"snapshot {snapshot.snapshot_id} already exists")
         if (
             self.format_version > 1
@@ -293,13 +294,22 @@ class MetadataBuilder:
                 )
             self.next_row_id = snapshot.first_row_id + snapshot.added_rows
         self.snapshots.append(snapshot)
+        if self._snapshot_ids is not None:
+            self._snapshot_ids.add(snapshot.snapshot_id)
         self._added_snapshot_ids.append(snapshot.snapshot_id)
         self._last_updated_ms = snapshot.timestamp_ms
         self.last_sequence_number = max(self.last_sequence_number, snapshot.sequence_number)
         self._record(update)
 
+    def _has_snapshot(self, snapshot_id: int) -> bool:
+        # A set of the ids, made on first need: a scan of the snapshots per added snapshot and
+        # ref grew every commit's cost with the table's history.
+        if self._snapshot_ids is None:
+            self._snapshot_ids = {s.snapshot_id for s in self.snapshots}
+        return snapshot_id in self._snapshot_ids
+
     def _set_ref(self, update: SetSnapshotRef) -> None:
-        if not any(s.snapshot_id == update.snapshot_id for s in self.snapshots):
+        if not self._has_snapshot(update.snapshot_id):
             raise ValidationException(
                 f"cannot set ref '{update.ref_name}' to unknown snapshot {update.snapshot_id}"
             )
@@ -330,6 +340,7 @@ class MetadataBuilder:
         self.snapshots = [s for s in self.snapshots if s.snapshot_id not in to_remove]
         if len(self.snapshots) == before:
             return
+        self._snapshot_ids = None
         self.statistics = [s for s in self.statistics if s.snapshot_id not in to_remove]
         self.partition_statistics = [s for s in self.partition_statistics if s.snapshot_id not in to_remove]
         # Refs to removed snapshots are no longer valid.
@@ -523,9 +534,8 @@ class MetadataBuilder:
         claim s1 was current until t3; so everything up to a removed entry is dropped (as Java).
         """
         # Snapshots this change added and made current, then superseded (a multi-operation commit).
-        intermediate = (set(self._added_snapshot_ids) - {self.current_snapshot_id}) & {
-            e.snapshot_id for e in self.snapshot_log
-        }
+        superseded = set(self._added_snapshot_ids) - {self.current_snapshot_id}
+        intermediate = superseded & {e.snapshot_id for e in self.snapshot_log} if superseded else set()
         removed_any = any(isinstance(c, RemoveSnapshots) for c in self.changes)
         if not intermediate and not removed_any:
             return self.snapshot_log

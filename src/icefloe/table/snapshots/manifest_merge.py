@@ -28,6 +28,7 @@ Properties (Java's names and defaults): ``commit.manifest-merge.enabled`` (true)
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,14 @@ from typing import TypeVar
 from icefloe.errors import InvalidManifestError
 from icefloe.io import FileIO
 from icefloe.manifests import ManifestWriter, read_manifest
-from icefloe.spec.manifest import ManifestContent, ManifestEntryStatus, ManifestFile
+from icefloe.manifests.carried import carried_entries
+from icefloe.spec.manifest import (
+    ContentFile,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+)
 from icefloe.spec.properties import (
     MANIFEST_MERGE_ENABLED,
     MANIFEST_MERGE_ENABLED_DEFAULT,
@@ -246,29 +254,72 @@ class ManifestMergeManager:
         if cached is not None:
             return cached
         partition_type = base.spec_by_id(spec_id).partition_type(base.schema())
-        snapshot_id = self._snapshot_id
         with self._new_writer(base, spec_id, bin_[0].content) as writer:
             for manifest in bin_:
-                for entry in read_manifest(self._io, manifest, partition_type=partition_type):
-                    file = entry.data_file
-                    if entry.status == ManifestEntryStatus.DELETED:
-                        # Deletes of earlier snapshots are history; only this snapshot's stay.
-                        if entry.snapshot_id == snapshot_id:
-                            writer.delete(
-                                file, snapshot_id, entry.sequence_number, entry.file_sequence_number
-                            )
-                    elif entry.status == ManifestEntryStatus.ADDED and entry.snapshot_id == snapshot_id:
-                        writer.add(file, entry.sequence_number)
-                    else:
-                        writer.existing(
-                            file,
-                            _snapshot_id(entry.snapshot_id, manifest),
-                            entry.sequence_number,
-                            entry.file_sequence_number,
+                # Entries whose data_file the merged manifest encodes as their manifest does
+                # are copied as encoded (``manifests.carried``); others are decoded and encoded.
+                carried = (
+                    carried_entries(
+                        self._io, manifest, partition_type=partition_type, target_schema=writer.avro_schema
+                    )
+                    if writer.carries
+                    else None
+                )
+                if carried is not None:
+                    for item in carried:
+                        self._place(
+                            writer,
+                            manifest,
+                            (item.status, item.snapshot_id, item.sequence_number, item.file_sequence_number),
+                            functools.partial(writer.carry, item),
                         )
+                    continue
+                for entry in read_manifest(self._io, manifest, partition_type=partition_type):
+                    self._place(
+                        writer,
+                        manifest,
+                        (entry.status, entry.snapshot_id, entry.sequence_number, entry.file_sequence_number),
+                        functools.partial(_write_file, writer, entry.data_file),
+                    )
         merged = writer.to_manifest_file()
         self._merged[key] = merged
         return merged
+
+    def _place(
+        self,
+        writer: ManifestWriter,
+        manifest: ManifestFile,
+        entry: tuple[ManifestEntryStatus, int | None, int | None, int | None],
+        write: Callable[[ManifestEntryStatus, int | None, int | None, int | None], None],
+    ) -> None:
+        """Write one entry of a merged manifest (its status, snapshot id and sequence numbers)
+        as ``write(status, snapshot_id, data_sequence_number, file_sequence_number)``."""
+        status, snapshot_id, sequence_number, file_sequence_number = entry
+        if status == ManifestEntryStatus.DELETED:
+            # Deletes of earlier snapshots are history; only this snapshot's stay.
+            if snapshot_id == self._snapshot_id:
+                write(status, snapshot_id, sequence_number, file_sequence_number)
+        elif status == ManifestEntryStatus.ADDED and snapshot_id == self._snapshot_id:
+            # Added by this snapshot: stays ADDED, its file sequence number inherited.
+            write(status, writer.snapshot_id, sequence_number, None)
+        else:
+            write(
+                ManifestEntryStatus.EXISTING,
+                _snapshot_id(snapshot_id, manifest),
+                sequence_number,
+                file_sequence_number,
+            )
+
+
+def _write_file(
+    writer: ManifestWriter,
+    file: ContentFile,
+    status: ManifestEntryStatus,
+    snapshot_id: int | None,
+    data_sequence_number: int | None,
+    file_sequence_number: int | None,
+) -> None:
+    writer.add_entry(ManifestEntry(status, snapshot_id, file, data_sequence_number, file_sequence_number))
 
 
 def _length(manifest: ManifestFile) -> int:

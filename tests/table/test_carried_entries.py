@@ -1,0 +1,261 @@
+"""Merged manifests copy the ``data_file`` records of the manifests they merge as encoded
+(``manifests.carried``) when the encoding is the one they write: what they write that way reads
+back exactly as writing the decoded entries would, and anything else is decoded as before."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from icefloe import Catalog, Table
+from icefloe.manifests import ManifestWriter, read_manifest
+from icefloe.manifests._avro_file import read_header, schema_of
+from icefloe.manifests.carried import carried_entries, encoding_of
+from icefloe.manifests.reader import read_manifest_bytes
+from icefloe.serde.avro_schemas import manifest_entry_schema
+from icefloe.spec.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile
+from table.manifest_helpers import (
+    MIN_COUNT,
+    AddDeletes,
+    RemoveFiles,
+    commit_append,
+    fake_file,
+    fake_position_deletes,
+    make_table,
+)
+
+STATUSES = list(ManifestEntryStatus)
+
+
+def _history(table: Table, format_version: int) -> None:
+    """Appends, removals (DELETED entries) and, in v2, position delete files."""
+    commit_append(table, *(fake_file(table, f"f{i}", i % 3, records=i + 1) for i in range(4)))
+    commit_append(table, fake_file(table, "g", 7), fake_file(table, "h", 2))
+    RemoveFiles(table, ["/path/to/f1.parquet"]).commit()
+    if format_version >= 2:
+        AddDeletes(
+            table, [fake_position_deletes(table, "f2", 2), fake_position_deletes(table, "g", 7)]
+        ).commit()
+    commit_append(table, fake_file(table, "k", 1))
+
+
+def _manifests(table: Table) -> list[ManifestFile]:
+    seen: dict[str, ManifestFile] = {}
+    for snapshot in table.metadata.snapshots:
+        for manifest in snapshot.all_manifests(table.io()):
+            seen.setdefault(manifest.manifest_path, manifest)
+    return list(seen.values())
+
+
+def _writer(table: Table, manifest: ManifestFile, name: str, snapshot_id: int) -> ManifestWriter:
+    return ManifestWriter(
+        table.io(),
+        f"{table.location()}/metadata/{name}.avro",
+        spec=table.metadata.spec_by_id(manifest.partition_spec_id),
+        schema=table.schema(),
+        format_version=table.metadata.format_version,
+        snapshot_id=snapshot_id,
+        content=manifest.content,
+    )
+
+
+def _read(table: Table, manifest: ManifestFile) -> list[Any]:
+    entries = list(read_manifest(table.io(), dataclasses.replace(manifest, sequence_number=99)))
+    return [
+        (e.status, e.snapshot_id, e.sequence_number, e.file_sequence_number, e.data_file) for e in entries
+    ]
+
+
+@pytest.mark.parametrize("format_version", [1, 2])
+def test_carried_entries_write_what_the_decoded_entries_write(
+    memory_catalog: Catalog, format_version: int
+) -> None:
+    table = make_table(memory_catalog, format_version, **{MIN_COUNT: "1000"})
+    _history(table, format_version)
+    spec = table.spec()
+    partition_type = spec.partition_type(table.schema())
+    manifests = _manifests(table)
+    assert len(manifests) >= 4
+    for n, manifest in enumerate(manifests):
+        decoded = list(read_manifest(table.io(), manifest, partition_type=partition_type))
+        carrying, reference = (
+            _writer(table, manifest, f"carried-{n}", 4242),
+            _writer(table, manifest, f"ref-{n}", 4242),
+        )
+        assert carrying.carries
+        carried = carried_entries(
+            table.io(), manifest, partition_type=partition_type, target_schema=carrying.avro_schema
+        )
+        assert carried is not None, manifest.manifest_path
+        items = list(carried)
+        assert [(c.status, c.snapshot_id, c.sequence_number, c.file_sequence_number) for c in items] == [
+            (e.status, e.snapshot_id, e.sequence_number, e.file_sequence_number) for e in decoded
+        ]
+        assert [(c.file_path, c.record_count, c.partition, c.content) for c in items] == [
+            (e.data_file.file_path, e.data_file.record_count, e.data_file.partition, e.data_file.content)
+            for e in decoded
+        ]
+        # Written again, every status (and an inherited sequence number), both ways.
+        for k, (item, entry) in enumerate(zip(items, decoded)):
+            status = STATUSES[k % 3]
+            seq = None if status == ManifestEntryStatus.ADDED else (entry.sequence_number or 0) + k
+            file_seq = None if status == ManifestEntryStatus.ADDED else (entry.file_sequence_number or 0) + 1
+            snapshot_id = 4242 if status == ManifestEntryStatus.ADDED else 1000 + k
+            carrying.carry(item, status, snapshot_id, seq, file_seq)
+            reference.add_entry(ManifestEntry(status, snapshot_id, entry.data_file, seq, file_seq))
+        carrying.close()
+        reference.close()
+        got, expected = carrying.manifest_file, reference.manifest_file
+        assert dataclasses.replace(got, manifest_path="", manifest_length=0) == dataclasses.replace(
+            expected, manifest_path="", manifest_length=0
+        )
+        assert _read(table, got) == _read(table, expected)
+
+
+def test_mixed_carried_and_decoded_entries_keep_their_order(memory_catalog: Catalog) -> None:
+    table = make_table(memory_catalog, 2, **{MIN_COUNT: "1000"})
+    _history(table, 2)
+    manifest = next(
+        m for m in _manifests(table) if m.content.name == "DATA" and (m.added_files_count or 0) > 1
+    )
+    partition_type = table.spec().partition_type(table.schema())
+    decoded = list(read_manifest(table.io(), manifest, partition_type=partition_type))
+    writer = _writer(table, manifest, "mixed", 4242)
+    items = list(
+        carried_entries(table.io(), manifest, partition_type=partition_type, target_schema=writer.avro_schema)
+        or []
+    )
+    for k, (item, entry) in enumerate(zip(items, decoded)):
+        if k % 2:
+            writer.carry(item, ManifestEntryStatus.EXISTING, 7, 5, 5)
+        else:
+            writer.existing(entry.data_file, 7, 5, 5)
+    writer.close()
+    assert [e[4].file_path for e in _read(table, writer.manifest_file)] == [
+        e.data_file.file_path for e in decoded
+    ]
+
+
+def test_other_encodings_are_not_carried(memory_catalog: Catalog) -> None:
+    table = make_table(memory_catalog, 2, **{MIN_COUNT: "1000"})
+    _history(table, 2)
+    manifest = _manifests(table)[0]
+    partition_type = table.spec().partition_type(table.schema())
+    v1 = manifest_entry_schema(1, partition_type)
+    assert carried_entries(table.io(), manifest, partition_type=partition_type, target_schema=v1) is None
+    v2 = _writer(table, manifest, "v2", 1)
+    assert v2.carries  # a v2 writer of the default codec
+    zstd = ManifestWriter(
+        table.io(),
+        f"{table.location()}/metadata/zstd.avro",
+        spec=table.spec(),
+        schema=table.schema(),
+        format_version=2,
+        snapshot_id=1,
+        codec="zstd",
+    )
+    assert not zstd.carries
+    for entry in read_manifest(table.io(), manifest, partition_type=partition_type):
+        zstd.add_entry(entry)
+    zstd.close()
+    # A zstd manifest's records are not framed here: decoded instead.
+    assert (
+        carried_entries(
+            table.io(), zstd.manifest_file, partition_type=partition_type, target_schema=v2.avro_schema
+        )
+        is None
+    )
+
+
+def test_v3_writers_decode_what_they_merge(memory_catalog: Catalog) -> None:
+    table = make_table(memory_catalog, 3, **{MIN_COUNT: "1000"})
+    commit_append(table, fake_file(table, "a"))
+    writer = _writer(table, _manifests(table)[0], "v3", 1)
+    assert not writer.carries  # carried data files' row ids are written out in v3
+
+
+def _record(fields: list[tuple[str, Any, int | None]], name: str = "r") -> dict[str, Any]:
+    return {
+        "type": "record",
+        "name": name,
+        "fields": [
+            {"name": n, "type": t, **({} if fid is None else {"field-id": fid}), "doc": f"the {n}"}
+            for n, t, fid in fields
+        ],
+    }
+
+
+def test_encodings_compare_structure_field_ids_and_byte_forms() -> None:
+    base = _record(
+        [("a", "long", 1), ("b", ["null", "string"], 2), ("c", {"type": "fixed", "name": "f", "size": 16}, 3)]
+    )
+    renamed = _record(
+        [
+            ("x", "int", 1),
+            ("y", ["null", "bytes"], 2),
+            ("z", {"type": "fixed", "name": "g", "size": 16, "logicalType": "uuid"}, 3),
+        ],
+        name="other",
+    )
+    assert encoding_of(base) == encoding_of(renamed)  # names, docs, int/long, string/bytes
+    changed = [
+        _record(
+            [
+                ("a", "double", 1),
+                ("b", ["null", "string"], 2),
+                ("c", {"type": "fixed", "name": "f", "size": 16}, 3),
+            ]
+        ),
+        _record(
+            [
+                ("b", ["null", "string"], 2),
+                ("a", "long", 1),
+                ("c", {"type": "fixed", "name": "f", "size": 16}, 3),
+            ]
+        ),
+        _record(
+            [
+                ("a", "long", 9),
+                ("b", ["null", "string"], 2),
+                ("c", {"type": "fixed", "name": "f", "size": 16}, 3),
+            ]
+        ),
+        _record(
+            [
+                ("a", "long", 1),
+                ("b", ["null", "string"], 2),
+                ("c", {"type": "fixed", "name": "f", "size": 12}, 3),
+            ]
+        ),
+        _record(
+            [
+                ("a", "long", 1),
+                ("b", ["string", "null"], 2),
+                ("c", {"type": "fixed", "name": "f", "size": 16}, 3),
+            ]
+        ),
+    ]
+    for other in changed:
+        assert encoding_of(other) != encoding_of(base)
+    # A named type used again by name encodes as its definition.
+    reuse = _record([("p", {"type": "fixed", "name": "d", "size": 8}, 1), ("q", "d", 2)])
+    inline = _record(
+        [
+            ("p", {"type": "fixed", "name": "d", "size": 8}, 1),
+            ("q", {"type": "fixed", "name": "e", "size": 8}, 2),
+        ]
+    )
+    assert encoding_of(reuse) == encoding_of(inline)
+
+
+def test_a_manifests_own_schema_encodes_as_its_writer_writes(memory_catalog: Catalog) -> None:
+    table = make_table(memory_catalog, 2)
+    commit_append(table, fake_file(table, "a"))
+    manifest = _manifests(table)[0]
+    data = read_manifest_bytes(table.io(), manifest)
+    stored = schema_of(read_header(data, manifest.manifest_path), manifest.manifest_path)
+    partition_type = table.spec().partition_type(table.schema())
+    assert encoding_of(stored) == encoding_of(manifest_entry_schema(2, partition_type))
+    assert encoding_of(stored) != encoding_of(manifest_entry_schema(1, partition_type))
