@@ -12,10 +12,11 @@ import pytest
 from icefloe import Catalog, Table
 from icefloe.manifests import ManifestWriter, read_manifest
 from icefloe.manifests._avro_file import read_header, schema_of
-from icefloe.manifests.carried import carried_entries, encoding_of
+from icefloe.manifests.carried import CarriedBlock, CarriedEntry, carried_entries, encoding_of
 from icefloe.manifests.reader import read_manifest_bytes
 from icefloe.serde.avro_schemas import manifest_entry_schema
 from icefloe.spec.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile
+from icefloe.table.snapshots._existing_blocks import existing_blocks
 from table.manifest_helpers import (
     MIN_COUNT,
     AddDeletes,
@@ -24,6 +25,7 @@ from table.manifest_helpers import (
     fake_file,
     fake_position_deletes,
     make_table,
+    manifests_of,
 )
 
 STATUSES = list(ManifestEntryStatus)
@@ -259,3 +261,129 @@ def test_a_manifests_own_schema_encodes_as_its_writer_writes(memory_catalog: Cat
     partition_type = table.spec().partition_type(table.schema())
     assert encoding_of(stored) == encoding_of(manifest_entry_schema(2, partition_type))
     assert encoding_of(stored) != encoding_of(manifest_entry_schema(1, partition_type))
+
+
+# ---- blocks of EXISTING entries, copied whole ------------------------------------------------
+
+FILES_PER_APPEND = 100
+
+
+def test_merges_copy_blocks_of_existing_entries_and_write_what_decoding_writes(
+    memory_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copied: list[int] = []
+    carry_block = ManifestWriter.carry_block
+
+    def counting(self: ManifestWriter, block: Any) -> None:
+        copied.append(block.count)
+        carry_block(self, block)
+
+    monkeypatch.setattr(ManifestWriter, "carry_block", counting)
+    table = make_table(memory_catalog, 2, **{MIN_COUNT: "20"})
+    partition_type = table.spec().partition_type(table.schema())
+    merges = []
+    n = 0
+    while len(merges) < 2:  # the second merge merges the first's manifest, rewritten in between
+        files = [fake_file(table, f"a{n}-{k}", (n + k) % 16, records=k + 1) for k in range(FILES_PER_APPEND)]
+        commit_append(table, *files)
+        listed = manifests_of(table)
+        if len(listed) == 1 and listed[0].existing_files_count:
+            merges.append(table.current_snapshot())
+            if len(merges) == 1:  # DELETED entries in the merged manifest, and new EXISTING ones
+                RemoveFiles(table, [f"/path/to/a3-{k}.parquet" for k in range(4)]).commit()
+        n += 1
+    assert copied, "no block was copied"
+    snapshot = merges[-1]
+    assert snapshot is not None and snapshot.parent_snapshot_id is not None
+    (merged,) = manifests_of(table, snapshot)
+    parent = table.metadata.snapshot_by_id(snapshot.parent_snapshot_id)
+    # What decoding every entry writes: this snapshot's own files, then the parent's manifests'
+    # live entries, as EXISTING.
+    reference = _writer(table, merged, "reference", snapshot.snapshot_id)
+    for entry in read_manifest(table.io(), merged):
+        if entry.status == ManifestEntryStatus.ADDED:
+            reference.add(entry.data_file)
+    for manifest in manifests_of(table, parent):
+        for entry in read_manifest(table.io(), manifest, partition_type=partition_type):
+            if entry.status != ManifestEntryStatus.DELETED:
+                assert entry.snapshot_id is not None
+                reference.existing(
+                    entry.data_file, entry.snapshot_id, entry.sequence_number, entry.file_sequence_number
+                )
+    reference.close()
+    assert _read(table, merged) == _read(table, reference.manifest_file)
+    unassigned = {"manifest_path": "", "manifest_length": 0, "sequence_number": 0}
+    assert dataclasses.replace(merged, **unassigned) == dataclasses.replace(
+        reference.manifest_file, **unassigned
+    )
+
+
+def test_a_block_is_copied_only_when_every_entry_is_existing_with_its_ids_written_out(
+    memory_catalog: Catalog,
+) -> None:
+    table = make_table(memory_catalog, 2)
+    partition_type = table.spec().partition_type(table.schema())
+    writer = ManifestWriter(
+        table.io(),
+        f"{table.location()}/metadata/existing.avro",
+        spec=table.spec(),
+        schema=table.schema(),
+        format_version=2,
+        snapshot_id=77,
+    )
+    count = 4000  # four blocks of fake files
+    odd = {5: "added", 3900: "no snapshot id"}
+    for k in range(count):
+        file = fake_file(table, f"e{k}", k % 16, records=k + 1)
+        if odd.get(k) == "added":
+            writer.add(file, 4)
+        elif odd.get(k) == "no snapshot id":
+            # A v2 EXISTING entry may leave its snapshot id to inheritance.
+            writer.existing(file, None, 3, 3)  # type: ignore[arg-type]
+        else:
+            writer.existing(file, 10 + k % 3, 3, 3)
+    writer.close()
+    manifest = dataclasses.replace(writer.manifest_file, sequence_number=9, added_snapshot_id=77)
+    data = read_manifest_bytes(table.io(), manifest)
+    check = existing_blocks(data, manifest, partition_type, 2)
+    assert check is not None
+    items = list(
+        carried_entries(
+            table.io(),
+            manifest,
+            partition_type=partition_type,
+            target_schema=writer.avro_schema,
+            data=data,
+            copy=("deflate", check),
+        )
+        or []
+    )
+    blocks = [i for i in items if isinstance(i, CarriedBlock)]
+    entries = [i for i in items if isinstance(i, CarriedEntry)]
+    assert len(blocks) >= 2 and entries
+    assert sum(b.count for b in blocks) + len(entries) == count
+    # The blocks holding the ADDED entry and the entry without a snapshot id were decoded:
+    # that one inherits the manifest's snapshot id.
+    assert {e.file_path for e in entries} >= {"/path/to/e5.parquet", "/path/to/e3900.parquet"}
+    assert next(e for e in entries if e.file_path.endswith("e3900.parquet")).snapshot_id == 77
+    decoded = list(read_manifest(table.io(), manifest, partition_type=partition_type))
+    first = 0
+    for item in items:
+        if isinstance(item, CarriedBlock):
+            block = decoded[first : first + item.count]
+            assert item.facts.records == sum(e.data_file.record_count for e in block)
+            assert set(item.facts.partitions) == {e.data_file.partition for e in block}
+            assert item.facts.min_sequence_number == min(e.sequence_number for e in block)  # type: ignore[type-var]
+            first += item.count
+        else:
+            first += 1
+    # Another codec than the blocks': entries only.
+    other = carried_entries(
+        table.io(),
+        manifest,
+        partition_type=partition_type,
+        target_schema=writer.avro_schema,
+        data=data,
+        copy=("null", check),
+    )
+    assert other is not None and all(isinstance(i, CarriedEntry) for i in other)

@@ -40,10 +40,12 @@ __all__ = [
     "ENCODED_CODECS",
     "AvroHeader",
     "avro_codec",
-    "block_bodies",
+    "codec_of",
     "corrupt_error",
     "count_records",
+    "decompressed",
     "fastavro_parses",
+    "frames",
     "gc_paused",
     "read_blocks",
     "read_header",
@@ -321,7 +323,12 @@ def fastavro_parses(header: AvroHeader, location: str) -> bool:
     return _parsed_schema(header, location).record is not None
 
 
-def _codec_of(header: AvroHeader, location: str) -> str:
+def codec_of(header: AvroHeader, location: str) -> str:
+    """The file's Avro codec (``null`` when the header names none).
+
+    Raises:
+        MissingDependencyError: the codec needs a package that is not installed.
+    """
     codec = (header.metadata.get("avro.codec") or b"null").decode("utf-8", "replace")
     if codec in _CODEC_PACKAGES and not _codec_works(codec):
         raise MissingDependencyError(
@@ -360,7 +367,7 @@ def read_blocks(
         InvalidManifestError: the schema is not JSON; (also while iterating) a truncated or
             corrupt block, naming the file.
     """
-    codec = _codec_of(header, location)
+    codec = codec_of(header, location)
     parsed = _parsed_schema(header, location)
     if codec in ("null", "deflate") and isinstance(parsed.record, dict):
         return _fast_blocks(data, header, parsed.record, codec == "deflate", location, max(chunk, 1))
@@ -431,29 +438,25 @@ def reframed_blocks(
     return records, parts
 
 
-def block_bodies(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[int, bytes]] | None:
-    """The container blocks after ``header``, each as (record count, uncompressed bytes), for
-    the codecs decoded here (null and deflate: what Java and PyIceberg write); None for others.
-
-    Raises:
-        MissingDependencyError: the file's codec needs a package that is not installed.
-        InvalidManifestError: (while iterating) a truncated, corrupt or undecompressable block.
-    """
-    codec = _codec_of(header, location)
-    if codec not in ("null", "deflate"):
-        return None
-    return _bodies(data, header, codec == "deflate", location)
-
-
 def _bodies(data: bytes, header: AvroHeader, deflate: bool, location: str) -> Iterator[tuple[int, bytes]]:
     for count, start, end in _frames(data, header, location):
         if count == 0:
             continue
-        raw = data[start:end]
-        try:
-            yield count, (zlib.decompress(raw, -15) if deflate else raw)
-        except zlib.error as exc:
-            raise corrupt_error(location, exc) from exc
+        yield count, decompressed(data[start:end], deflate, location)
+
+
+def decompressed(block: bytes, deflate: bool, location: str) -> bytes:
+    """A block's records as encoded (``deflate``: the block is raw deflate, else stored).
+
+    Raises:
+        InvalidManifestError: the block does not decompress, naming the file.
+    """
+    if not deflate:
+        return block
+    try:
+        return zlib.decompress(block, -15)
+    except zlib.error as exc:
+        raise corrupt_error(location, exc) from exc
 
 
 def _fast_blocks(
@@ -595,7 +598,7 @@ ENCODED_CODECS = ("null", "deflate")
 def write_encoded_records(
     stream: BinaryIO,
     schema: Mapping[str, Any],
-    records: Iterable[bytes],
+    records: Iterable[bytes | tuple[int, bytes]],
     metadata: Mapping[str, str],
     *,
     codec: str,
@@ -605,6 +608,9 @@ def write_encoded_records(
     ``fastavro.schemaless_writer`` encodes them) to ``stream``; returns its length. The header
     is ``write_records``'; blocks hold about ``SYNC_INTERVAL`` bytes of records, as fastavro's.
 
+    ``records``: encoded records, and whole blocks as ``(record count, block bytes)``, the
+    bytes compressed with ``codec`` (a block of another file of the same schema and codec,
+    see ``frames``), written as they are, in order.
     ``codec``: one of ``ENCODED_CODECS`` (deflate as fastavro and Java write it: raw deflate).
     """
     if codec not in ENCODED_CODECS:
@@ -617,26 +623,46 @@ def write_encoded_records(
     block: list[bytes] = []
     size = 0
 
-    def write_block() -> int:
-        body = b"".join(block)
-        if codec == "deflate":
-            compressor = zlib.compressobj(level, zlib.DEFLATED, -15)
-            body = compressor.compress(body) + compressor.flush()
+    def write_block(count: int, body: bytes) -> int:
         frame = bytearray()
-        _write_long(frame, len(block))
+        _write_long(frame, count)
         _write_long(frame, len(body))
         stream.write(bytes(frame))
         stream.write(body)
         stream.write(sync)
         return len(frame) + len(body) + SYNC_SIZE
 
+    def compressed(parts: list[bytes]) -> bytes:
+        body = b"".join(parts)
+        if codec == "deflate":
+            compressor = zlib.compressobj(level, zlib.DEFLATED, -15)
+            body = compressor.compress(body) + compressor.flush()
+        return body
+
     for record in records:
+        if isinstance(record, tuple):  # a whole block, compressed already
+            if block:
+                length += write_block(len(block), compressed(block))
+                block = []
+                size = 0
+            length += write_block(*record)
+            continue
         block.append(record)
         size += len(record)
         if size >= SYNC_INTERVAL:
-            length += write_block()
+            length += write_block(len(block), compressed(block))
             block = []
             size = 0
     if block:
-        length += write_block()
+        length += write_block(len(block), compressed(block))
     return length
+
+
+def frames(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[int, int, int]]:
+    """The container blocks after ``header``: (record count, start, end) of each block's bytes
+    as stored (compressed), every block's framing checked (see ``count_records``).
+
+    Raises:
+        InvalidManifestError: (while iterating) a truncated block or a wrong sync marker.
+    """
+    return _frames(data, header, location)

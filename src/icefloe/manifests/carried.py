@@ -10,6 +10,13 @@ the same order, with the same encodings: what one writer of one format version w
 partition spec), its bytes are copied instead; the entry's leading fields (status, snapshot id,
 sequence numbers) are decoded, and written again by the new manifest's writer.
 
+A block whose entries are all EXISTING, with their snapshot ids and sequence numbers written
+out, is what the merge writes for them byte for byte: the caller's ``BlockCheck`` (the table
+layer decodes the manifest natively to answer it, ``table/snapshots/_existing_blocks.py``)
+lets such blocks come whole (``CarriedBlock``), copied still compressed. A manifest merged
+again a hundred commits later is mostly such blocks, so merging costs what its new entries
+cost, not what the table's do.
+
 Everything else (another format version, a partition type whose encoding changed, v3's row
 lineage, codecs other than null and deflate) goes through ``read_manifest`` as before: the
 caller gets None and decodes the entries.
@@ -18,7 +25,7 @@ caller gets None and decodes the entries.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
@@ -29,8 +36,12 @@ from fastavro import schemaless_reader
 from icefloe.errors import InvalidManifestError
 from icefloe.io import FileIO
 from icefloe.manifests._avro_file import (
-    block_bodies,
+    ENCODED_CODECS,
+    AvroHeader,
+    codec_of,
     corrupt_error,
+    decompressed,
+    frames,
     gc_paused,
     read_header,
     schema_of,
@@ -38,10 +49,18 @@ from icefloe.manifests._avro_file import (
 )
 from icefloe.manifests.reader import EntryLayout, entry_layout, read_manifest_bytes
 from icefloe.serde.avro_schemas import FIELD_ID_PROP
-from icefloe.spec.manifest import FileContent, ManifestEntryStatus, ManifestFile
+from icefloe.spec.manifest import FileContent, ManifestContent, ManifestEntryStatus, ManifestFile
 from icefloe.spec.types import StructType
 
-__all__ = ["CarriedEntry", "carried_entries", "encoding_of", "leading_fields_schema"]
+__all__ = [
+    "BlockCheck",
+    "BlockFacts",
+    "CarriedBlock",
+    "CarriedEntry",
+    "carried_entries",
+    "encoding_of",
+    "leading_fields_schema",
+]
 
 _STATUSES = tuple(ManifestEntryStatus)
 _CONTENTS = tuple(FileContent)
@@ -144,7 +163,9 @@ def leading_fields_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "record", "name": "leading_fields", "fields": fields}
 
 
-_READERS: dict[str, _EntryReader | None] = {}
+# By the schema object's identity (each entry holds the object, so its id is not reused): a
+# file's schema is the object ``schema_of`` shares for its schema text, a writer's its own.
+_READERS: dict[int, tuple[Mapping[str, Any], _EntryReader | None]] = {}
 _READERS_LIMIT = 256
 _READERS_LOCK = threading.Lock()
 
@@ -152,9 +173,9 @@ _READERS_LOCK = threading.Lock()
 def _entry_reader(schema: Mapping[str, Any]) -> _EntryReader | None:
     """The reader of entries of ``schema`` (a manifest's writer schema), None when its last
     field is not ``data_file`` or fastavro does not parse it."""
-    key = repr(schema)  # schemas are small; a dict of one manifest schema per spec and version
-    if key in _READERS:
-        return _READERS[key]
+    found = _READERS.get(id(schema))
+    if found is not None and found[0] is schema:
+        return found[1]
     reader: _EntryReader | None
     try:
         fields = schema["fields"]
@@ -171,21 +192,62 @@ def _entry_reader(schema: Mapping[str, Any]) -> _EntryReader | None:
     with _READERS_LOCK:
         if len(_READERS) >= _READERS_LIMIT:
             _READERS.clear()
-        _READERS[key] = reader
+        _READERS[id(schema)] = (schema, reader)
     return reader
 
 
 # ---- reading --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class BlockFacts:
+    """What a manifest writer counts and summarizes of a block it copies whole: the files'
+    record counts summed, their distinct partition tuples (icefloe values, partition-type
+    order) and their smallest data sequence number (None in v1)."""
+
+    records: int
+    partitions: tuple[tuple[Any, ...], ...]
+    min_sequence_number: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedBlock:
+    """A block of a manifest file whose entries are all EXISTING, each with its snapshot id
+    and sequence numbers written out: what a merge writes for them is what is stored, so the
+    block is copied as stored (``data``, compressed with ``codec``), not decoded."""
+
+    count: int
+    data: bytes
+    codec: str
+    content: ManifestContent
+    facts: BlockFacts
+
+
+#: Given a block's first entry (its position in the file) and its entry count, the block's
+#: facts when every entry in it is EXISTING with its snapshot id and sequence numbers written
+#: out; else None (the block's entries are decoded one by one).
+BlockCheck = Callable[[int, int], "BlockFacts | None"]
+
+
 def carried_entries(
-    io: FileIO, manifest: ManifestFile, *, partition_type: StructType, target_schema: Mapping[str, Any]
-) -> Iterator[CarriedEntry] | None:
+    io: FileIO,
+    manifest: ManifestFile,
+    *,
+    partition_type: StructType,
+    target_schema: Mapping[str, Any],
+    data: bytes | None = None,
+    copy: tuple[str, BlockCheck] | None = None,
+) -> Iterator[CarriedEntry | CarriedBlock] | None:
     """The entries of ``manifest`` with their ``data_file`` records as encoded, in file order,
-    inheritance applied as ``read_manifest`` applies it; or None when the file's ``data_file``
-    is not encoded as ``target_schema`` (the writer schema of the manifest being written)
-    encodes it, or its codec is not null or deflate. The file is read and checked before this
-    returns.
+    inheritance applied as ``read_manifest`` applies it; or None when the file's entries are
+    not encoded as ``target_schema`` (the writer schema of the manifest being written)
+    encodes them, or its codec is not null or deflate. The file is read and checked before
+    this returns.
+
+    Args:
+        data: the file's content, when the caller has read it (``read_manifest_bytes``).
+        copy: ``(codec, check)``: when the file's codec is ``codec`` (the new manifest's),
+            each block ``check`` gives facts for comes whole, as a ``CarriedBlock``.
 
     Raises:
         NoSuchFileError: the manifest does not exist.
@@ -195,36 +257,67 @@ def carried_entries(
     target = _entry_reader(target_schema)
     if target is None:
         return None
-    data = read_manifest_bytes(io, manifest)
+    if data is None:
+        data = read_manifest_bytes(io, manifest)
     header = read_header(data, location)
     schema = schema_of(header, location)
     source = _entry_reader(schema) if isinstance(schema, dict) else None
     if source is None or source.encoding != target.encoding:
         return None
-    bodies = block_bodies(data, header, location)
-    if bodies is None:
+    codec = codec_of(header, location)
+    if codec not in ENCODED_CODECS:
         return None
-    layout = entry_layout(schema, partition_type, location)
-    return _entries(bodies, source, layout, manifest)
+    check = copy[1] if copy is not None and copy[0] == codec else None
+    decoder = _EntryDecoder(source, entry_layout(schema, partition_type, location), manifest)
+    return _items(data, header, codec, decoder, check, manifest)
 
 
-def _entries(
-    bodies: Iterator[tuple[int, bytes]], reader: _EntryReader, layout: EntryLayout, manifest: ManifestFile
-) -> Iterator[CarriedEntry]:
+def _items(
+    data: bytes,
+    header: AvroHeader,
+    codec: str,
+    decoder: _EntryDecoder,
+    check: BlockCheck | None,
+    manifest: ManifestFile,
+) -> Iterator[CarriedEntry | CarriedBlock]:
     location = manifest.manifest_path
-    n_status, n_snapshot = layout.status, layout.snapshot_id
-    n_seq, n_file_seq = layout.sequence_number, layout.file_sequence_number
-    n_content, n_path, n_records = layout.content, layout.file_path, layout.record_count
-    n_partition = layout.partition
-    partition_of = layout.partition_of
-    # Inheritance, as read_manifest's decoder applies it.
-    inherited_snapshot_id = manifest.added_snapshot_id
-    manifest_seq = manifest.sequence_number
-    inherit_seq = manifest_seq is not None and manifest_seq >= 0
-    inherit_all = manifest_seq == 0  # v1 manifests: every entry is at sequence number 0
-    added = ManifestEntryStatus.ADDED
-    leading_schema, data_file_schema = reader.leading, reader.data_file
-    for count, body in bodies:
+    first = 0
+    for count, start, end in frames(data, header, location):
+        if count == 0:
+            continue
+        facts = check(first, count) if check is not None else None
+        if facts is not None:
+            yield CarriedBlock(count, data[start:end], codec, manifest.content, facts)
+        else:
+            yield from decoder.block(decompressed(data[start:end], codec == "deflate", location), count)
+        first += count
+
+
+class _EntryDecoder:
+    """Decodes the entries of one manifest's blocks: the leading fields, then the data_file
+    record (only what a writer checks and summarizes is kept of it), inheritance applied as
+    ``read_manifest``'s decoder applies it."""
+
+    def __init__(self, reader: _EntryReader, layout: EntryLayout, manifest: ManifestFile):
+        self._reader = reader
+        self._layout = layout
+        self._location = manifest.manifest_path
+        self._inherited_snapshot_id = manifest.added_snapshot_id
+        manifest_seq = manifest.sequence_number
+        self._manifest_seq = manifest_seq
+        self._inherit_seq = manifest_seq is not None and manifest_seq >= 0
+        self._inherit_all = manifest_seq == 0  # v1 manifests: every entry is at sequence number 0
+
+    def block(self, body: bytes, count: int) -> list[CarriedEntry]:
+        layout = self._layout
+        n_status, n_snapshot = layout.status, layout.snapshot_id
+        n_seq, n_file_seq = layout.sequence_number, layout.file_sequence_number
+        n_content, n_path, n_records = layout.content, layout.file_path, layout.record_count
+        n_partition = layout.partition
+        partition_of = layout.partition_of
+        leading_schema, data_file_schema = self._reader.leading, self._reader.data_file
+        manifest_seq, inherit_seq, inherit_all = self._manifest_seq, self._inherit_seq, self._inherit_all
+        added = ManifestEntryStatus.ADDED
         stream = BytesIO(body)
         entries: list[CarriedEntry] = []
         try:
@@ -236,7 +329,7 @@ def _entries(
                     status = _STATUSES[leading[n_status]]
                     snapshot_id = leading.get(n_snapshot)
                     if snapshot_id is None:
-                        snapshot_id = inherited_snapshot_id
+                        snapshot_id = self._inherited_snapshot_id
                     seq, file_seq = leading.get(n_seq), leading.get(n_file_seq)
                     if inherit_seq and (inherit_all or status is added):
                         if seq is None:
@@ -257,10 +350,10 @@ def _entries(
                         )
                     )
         except Exception as exc:
-            raise corrupt_error(location, exc) from exc
+            raise corrupt_error(self._location, exc) from exc
         if stream.tell() != len(body):
             raise InvalidManifestError(
-                f"{location} is corrupt: a block holds more than the {count} records it announces",
-                location=location,
+                f"{self._location} is corrupt: a block holds more than the {count} records it announces",
+                location=self._location,
             )
-        yield from entries
+        return entries

@@ -28,7 +28,7 @@ from icefloe.io import FileIO, OutputFile
 from icefloe.io.encryption import EncryptedOutputFile, new_encrypted_output
 from icefloe.manifests._avro_file import ENCODED_CODECS, avro_codec, write_encoded_records, write_records
 from icefloe.manifests._values import PartitionSummary, avro_encoder
-from icefloe.manifests.carried import CarriedEntry, leading_fields_schema
+from icefloe.manifests.carried import CarriedBlock, CarriedEntry, leading_fields_schema
 from icefloe.serde.avro_schemas import FIELD_ID_PROP, manifest_entry_schema, manifest_entry_type
 from icefloe.serde.schema_json import partition_fields_to_json, schema_to_json
 from icefloe.spec.manifest import (
@@ -154,7 +154,7 @@ class ManifestWriter:
         # Entries waiting for close(): the record without its metrics maps, and the file. The
         # maps (most of a manifest's bytes) are built while fastavro writes, one entry at a
         # time, so the many small dicts they take never pile up (and never slow down the GC).
-        self._pending: list[tuple[dict[str, Any], ContentFile | CarriedEntry]] = []
+        self._pending: list[tuple[dict[str, Any], ContentFile | CarriedEntry | CarriedBlock]] = []
         self._carried = 0  # entries written as encoded (``carry``)
         self._counts = {status: [0, 0] for status in ManifestEntryStatus}  # files, rows
         self._min_data_sequence_number: int | None = None
@@ -215,6 +215,11 @@ class ManifestWriter:
         return self.format_version <= 2 and self._codec in ENCODED_CODECS
 
     @property
+    def codec(self) -> str:
+        """The Avro codec the manifest is written with (``deflate``, ``null``, ...)."""
+        return self._codec
+
+    @property
     def avro_schema(self) -> dict[str, Any]:
         """The Avro schema of the manifest (shared: do not mutate it)."""
         return self._avro_schema
@@ -244,6 +249,35 @@ class ManifestWriter:
             file_sequence_number,
         )
         self._pending.append((record, entry))
+        self._carried += 1
+
+    def carry_block(self, block: CarriedBlock) -> None:
+        """Write a block of EXISTING entries as it is stored (see ``CarriedBlock``); it must
+        come from ``carried_entries(..., target_schema=self.avro_schema)`` of a manifest of
+        this writer's content, and ``carries`` be True."""
+        if not self.carries or block.codec != self._codec or block.content != self.content:
+            raise ValidationError(
+                f"manifest writer for {self.output.location} cannot carry a block of "
+                f"{block.content.name} entries in codec {block.codec}"
+            )
+        if self._closed:
+            raise ValidationError(f"manifest writer for {self.output.location} is closed")
+        facts = block.facts
+        for partition in facts.partitions:
+            if len(partition) != len(self._partition_fields):
+                raise ValidationError(
+                    f"{self.output.location}: a carried partition has {len(partition)} values but spec "
+                    f"{self.spec.spec_id} has {len(self._partition_fields)} fields"
+                )
+            self._summary.update(partition)
+        counts = self._counts[ManifestEntryStatus.EXISTING]
+        counts[0] += block.count
+        counts[1] += facts.records
+        if self.format_version >= 2 and facts.min_sequence_number is not None:
+            current = self._min_data_sequence_number
+            low = facts.min_sequence_number
+            self._min_data_sequence_number = low if current is None else min(current, low)
+        self._pending.append(({}, block))
         self._carried += 1
 
     def _add_entry(
@@ -351,16 +385,18 @@ class ManifestWriter:
             assert isinstance(file, ContentFile)  # no carried entry: see _encoded_records
             yield _with_maps(record, file)
 
-    def _encoded_records(self) -> Iterator[bytes]:
+    def _encoded_records(self) -> Iterator[bytes | tuple[int, bytes]]:
         """Every entry encoded: a carried one's leading fields followed by its file as read;
-        the others whole, as fastavro writes them."""
+        the others whole, as fastavro writes them; carried blocks as they are stored."""
         whole = fastavro.parse_schema(json.loads(json.dumps(self._avro_schema)))
         leading = fastavro.parse_schema(leading_fields_schema(self._avro_schema))
         buffer = io.BytesIO()
         for record, item in self._pending:
             buffer.seek(0)
             buffer.truncate()
-            if isinstance(item, CarriedEntry):
+            if isinstance(item, CarriedBlock):
+                yield item.count, item.data
+            elif isinstance(item, CarriedEntry):
                 fastavro.schemaless_writer(buffer, leading, record)
                 yield buffer.getvalue() + item.encoded_file
             else:

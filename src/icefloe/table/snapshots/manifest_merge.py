@@ -30,14 +30,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import deque
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from icefloe.errors import InvalidManifestError
 from icefloe.io import FileIO
 from icefloe.manifests import ManifestWriter, read_manifest
-from icefloe.manifests.carried import carried_entries
+from icefloe.manifests.carried import CarriedBlock, CarriedEntry, carried_entries
+from icefloe.manifests.reader import read_manifest_bytes
 from icefloe.spec.manifest import (
     ContentFile,
     ManifestContent,
@@ -56,6 +57,8 @@ from icefloe.spec.properties import (
     int_property,
 )
 from icefloe.spec.table_metadata import TableMetadata
+from icefloe.spec.types import StructType
+from icefloe.table.snapshots._existing_blocks import existing_blocks
 
 __all__ = [
     "MANIFEST_MERGE_ENABLED",
@@ -258,15 +261,12 @@ class ManifestMergeManager:
             for manifest in bin_:
                 # Entries whose data_file the merged manifest encodes as their manifest does
                 # are copied as encoded (``manifests.carried``); others are decoded and encoded.
-                carried = (
-                    carried_entries(
-                        self._io, manifest, partition_type=partition_type, target_schema=writer.avro_schema
-                    )
-                    if writer.carries
-                    else None
-                )
+                carried = self._carried(writer, manifest, partition_type, base.format_version)
                 if carried is not None:
                     for item in carried:
+                        if isinstance(item, CarriedBlock):  # EXISTING entries, written as stored
+                            writer.carry_block(item)
+                            continue
                         self._place(
                             writer,
                             manifest,
@@ -284,6 +284,23 @@ class ManifestMergeManager:
         merged = writer.to_manifest_file()
         self._merged[key] = merged
         return merged
+
+    def _carried(
+        self, writer: ManifestWriter, manifest: ManifestFile, partition_type: StructType, format_version: int
+    ) -> Iterator[CarriedEntry | CarriedBlock] | None:
+        """The entries of ``manifest`` as ``writer`` may carry them (None: decode them)."""
+        if not writer.carries:
+            return None
+        data = read_manifest_bytes(self._io, manifest)
+        check = existing_blocks(data, manifest, partition_type, format_version)
+        return carried_entries(
+            self._io,
+            manifest,
+            partition_type=partition_type,
+            target_schema=writer.avro_schema,
+            data=data,
+            copy=None if check is None else (writer.codec, check),
+        )
 
     def _place(
         self,
