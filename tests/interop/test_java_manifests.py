@@ -24,11 +24,12 @@ import pyarrow as pa
 import pytest
 
 import icefloe
-from icefloe.manifests import read_manifest
+from icefloe import DataFile
+from icefloe.manifests import ManifestWriter, read_manifest
 from icefloe.manifests.carried import carried_entries
 from icefloe.serde.avro_schemas import manifest_entry_schema
 from icefloe.spec.conversions import from_bytes
-from icefloe.spec.manifest import ManifestContent
+from icefloe.spec.manifest import ManifestContent, Metrics
 
 from .engines import JavaEngine
 from .tables import assert_engine_read, expected_rows, hadoop_catalog, own_rows
@@ -213,3 +214,55 @@ def test_merged_and_rewritten_manifests_agree_with_java(
     data = pa.concat_tables([data, pa.table({"id": [6000], "name": ["again"]}, schema=SCHEMA)])
     assert len(table.current_snapshot().all_manifests(table.io())) == 1  # type: ignore[union-attr]
     _assert_java_agrees(java_engine, java_name, table, data)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_blocks_a_merge_copies_whole_read_the_same_in_java(
+    catalog: icefloe.Catalog,
+    java_engine: JavaEngine,
+    java_catalog: str,
+    version: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A merged manifest merged again: its blocks of EXISTING entries are copied as stored
+    # (manifests.carried.CarriedBlock). Java's manifests and entries tables must read the
+    # result as icefloe does (the files are never read: they exist only in the manifests).
+    copied: list[int] = []
+    carry_block = ManifestWriter.carry_block
+
+    def counting(self: ManifestWriter, block: Any) -> None:
+        copied.append(block.count)
+        carry_block(self, block)
+
+    monkeypatch.setattr(ManifestWriter, "carry_block", counting)
+    table = catalog.create_table(
+        f"db.blocks_v{version}",
+        SCHEMA,
+        partition_by=["bucket(4, id)"],
+        properties={"format-version": str(version), "commit.manifest.min-count-to-merge": "2"},
+    )
+    java_name = f"{java_catalog}.db.blocks_v{version}"
+    for n in range(3):  # the second merges the first's manifest, the third the second's
+        append = table.new_append()
+        for k in range(1500):
+            append.append_file(_fake_file(table, f"f{n}-{k}", k))
+        append.commit()
+    assert copied, "no block was copied"
+    (merged,) = table.current_snapshot().all_manifests(table.io())  # type: ignore[union-attr]
+    assert (merged.added_files_count, merged.existing_files_count) == (1500, 3000)
+    assert _java_manifests(java_engine, java_name) == _own_manifests(table)
+    assert _java_entries(java_engine, java_name) == _own_entries(table)
+
+
+def _fake_file(table: icefloe.Table, name: str, k: int) -> DataFile:
+    return (
+        DataFile.builder(table.spec(), table.schema())
+        .with_path(f"{table.location()}/data/{name}.parquet")
+        .with_format("parquet")
+        .with_file_size_in_bytes(100 + k)
+        .with_partition([k % 4])
+        .with_metrics(
+            Metrics(1 + k % 7, value_counts={1: 1 + k % 7, 2: 1 + k % 7}, null_value_counts={1: 0, 2: k % 2})
+        )
+        .build()
+    )
