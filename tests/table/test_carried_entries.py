@@ -15,7 +15,7 @@ from icefloe.manifests._avro_file import read_header, schema_of
 from icefloe.manifests.carried import CarriedBlock, CarriedEntry, carried_entries, encoding_of
 from icefloe.manifests.reader import read_manifest_bytes
 from icefloe.serde.avro_schemas import manifest_entry_schema
-from icefloe.spec.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile
+from icefloe.spec.manifest import ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
 from icefloe.table.snapshots._existing_blocks import existing_blocks
 from table.manifest_helpers import (
     MIN_COUNT,
@@ -354,7 +354,7 @@ def test_a_block_is_copied_only_when_every_entry_is_existing_with_its_ids_writte
             partition_type=partition_type,
             target_schema=writer.avro_schema,
             data=data,
-            copy=("deflate", check),
+            copy=("deflate", lambda _: check),
         )
         or []
     )
@@ -384,6 +384,31 @@ def test_a_block_is_copied_only_when_every_entry_is_existing_with_its_ids_writte
         partition_type=partition_type,
         target_schema=writer.avro_schema,
         data=data,
-        copy=("null", check),
+        copy=("null", lambda _: check),
     )
     assert other is not None and all(isinstance(i, CarriedEntry) for i in other)
+
+
+def test_blocks_of_files_of_another_content_than_their_manifests_are_not_copied(
+    memory_catalog: Catalog,
+) -> None:
+    table = make_table(memory_catalog, 2)
+    partition_type = table.spec().partition_type(table.schema())
+    writer = ManifestWriter(
+        table.io(),
+        f"{table.location()}/metadata/deletes.avro",
+        spec=table.spec(),
+        schema=table.schema(),
+        format_version=2,
+        snapshot_id=5,
+        content=ManifestContent.DELETES,
+    )
+    for k in range(400):
+        writer.existing(fake_position_deletes(table, f"d{k}", k % 16), 4, 2, 2)
+    writer.close()
+    for content, copies in ((ManifestContent.DELETES, True), (ManifestContent.DATA, False)):
+        manifest = dataclasses.replace(writer.manifest_file, content=content, sequence_number=3)
+        data = read_manifest_bytes(table.io(), manifest)
+        check = existing_blocks(data, manifest, partition_type, 2)
+        assert check is not None
+        assert (check(0, 400) is not None) is copies

@@ -236,7 +236,7 @@ def carried_entries(
     partition_type: StructType,
     target_schema: Mapping[str, Any],
     data: bytes | None = None,
-    copy: tuple[str, BlockCheck] | None = None,
+    copy: tuple[str, Callable[[bytes], BlockCheck | None]] | None = None,
 ) -> Iterator[CarriedEntry | CarriedBlock] | None:
     """The entries of ``manifest`` with their ``data_file`` records as encoded, in file order,
     inheritance applied as ``read_manifest`` applies it; or None when the file's entries are
@@ -246,8 +246,9 @@ def carried_entries(
 
     Args:
         data: the file's content, when the caller has read it (``read_manifest_bytes``).
-        copy: ``(codec, check)``: when the file's codec is ``codec`` (the new manifest's),
-            each block ``check`` gives facts for comes whole, as a ``CarriedBlock``.
+        copy: ``(codec, blocks)``: when the file's entries are carried and its codec is
+            ``codec`` (the new manifest's), ``blocks(data)`` gives the check of its blocks
+            (or None), and each block it gives facts for comes whole, as a ``CarriedBlock``.
 
     Raises:
         NoSuchFileError: the manifest does not exist.
@@ -267,7 +268,7 @@ def carried_entries(
     codec = codec_of(header, location)
     if codec not in ENCODED_CODECS:
         return None
-    check = copy[1] if copy is not None and copy[0] == codec else None
+    check = copy[1](data) if copy is not None and copy[0] == codec else None
     decoder = _EntryDecoder(source, entry_layout(schema, partition_type, location), manifest)
     return _items(data, header, codec, decoder, check, manifest)
 
@@ -326,7 +327,7 @@ class _EntryDecoder:
                     leading: dict[str, Any] = schemaless_reader(stream, leading_schema, None)  # type: ignore[assignment]
                     start = stream.tell()
                     d: dict[str, Any] = schemaless_reader(stream, data_file_schema, None)  # type: ignore[assignment]
-                    status = _STATUSES[leading[n_status]]
+                    status = _STATUSES[_in_range(leading[n_status], len(_STATUSES), "status")]
                     snapshot_id = leading.get(n_snapshot)
                     if snapshot_id is None:
                         snapshot_id = self._inherited_snapshot_id
@@ -342,7 +343,7 @@ class _EntryDecoder:
                             snapshot_id,
                             seq,
                             file_seq,
-                            _CONTENTS[d.get(n_content) or 0],
+                            _CONTENTS[_in_range(d.get(n_content) or 0, len(_CONTENTS), "content")],
                             d[n_path],
                             d[n_records],
                             partition_of(d[n_partition]),
@@ -357,3 +358,9 @@ class _EntryDecoder:
                 location=self._location,
             )
         return entries
+
+
+def _in_range(code: int, size: int, name: str) -> int:
+    if not 0 <= code < size:
+        raise ValueError(f"{name} {code} is not one the spec defines")
+    return code

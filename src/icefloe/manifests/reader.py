@@ -637,7 +637,7 @@ def _entry_decoder(layout: EntryLayout, manifest: ManifestFile) -> Callable[[dic
 
 
 def read_manifest(
-    io: FileIO, manifest: ManifestFile, *, partition_type: StructType | None = None
+    io: FileIO, manifest: ManifestFile, *, partition_type: StructType | None = None, data: bytes | None = None
 ) -> Iterator[ManifestEntry]:
     """The entries of a manifest, in file order, with inherited values filled in.
 
@@ -650,6 +650,7 @@ def read_manifest(
         partition_type: the partition struct of the manifest's spec. Partition tuples follow
             its field order (by field id; fields the file lacks are None). Without it, the
             tuple follows the file's partition record, typed from its Avro schema.
+        data: the file's content (``read_manifest_bytes``), when the caller has read it.
 
     Raises:
         NoSuchFileError: the manifest does not exist.
@@ -657,7 +658,8 @@ def read_manifest(
             raised while iterating, for a corrupt block).
     """
     location = manifest.manifest_path
-    data = read_manifest_bytes(io, manifest)
+    if data is None:
+        data = read_manifest_bytes(io, manifest)
     layout, blocks = manifest_records(data, location, partition_type)
     decode = _entry_decoder(layout, manifest)
     return _entries(blocks, decode, location)

@@ -26,7 +26,13 @@ import fastavro
 from icefloe.errors import ValidationError
 from icefloe.io import FileIO, OutputFile
 from icefloe.io.encryption import EncryptedOutputFile, new_encrypted_output
-from icefloe.manifests._avro_file import ENCODED_CODECS, avro_codec, write_encoded_records, write_records
+from icefloe.manifests._avro_file import (
+    ENCODED_CODECS,
+    avro_codec,
+    gc_paused,
+    write_encoded_records,
+    write_records,
+)
 from icefloe.manifests._values import PartitionSummary, avro_encoder
 from icefloe.manifests.carried import CarriedBlock, CarriedEntry, leading_fields_schema
 from icefloe.serde.avro_schemas import FIELD_ID_PROP, manifest_entry_schema, manifest_entry_type
@@ -396,12 +402,18 @@ class ManifestWriter:
             buffer.truncate()
             if isinstance(item, CarriedBlock):
                 yield item.count, item.data
-            elif isinstance(item, CarriedEntry):
-                fastavro.schemaless_writer(buffer, leading, record)
-                yield buffer.getvalue() + item.encoded_file
-            else:
-                fastavro.schemaless_writer(buffer, whole, _with_maps(record, item))
-                yield buffer.getvalue()
+                continue
+            try:
+                if isinstance(item, CarriedEntry):
+                    fastavro.schemaless_writer(buffer, leading, record)
+                    yield buffer.getvalue() + item.encoded_file
+                else:
+                    fastavro.schemaless_writer(buffer, whole, _with_maps(record, item))
+                    yield buffer.getvalue()
+            except (TypeError, ValueError, KeyError, OverflowError, AttributeError) as exc:
+                raise ValidationError(
+                    f"cannot write {self.output.location}: a value does not fit its Avro type ({exc})"
+                ) from exc
 
     def _metadata(self) -> dict[str, str]:
         metadata = {
@@ -432,14 +444,15 @@ class ManifestWriter:
         location = self.output.location
         with self.output.create(overwrite=self._overwrite) as stream:
             if self._carried:
-                length = write_encoded_records(
-                    stream,
-                    self._avro_schema,
-                    self._encoded_records(),
-                    self._metadata(),
-                    codec=self._codec,
-                    compression_level=self._compression_level,
-                )
+                with gc_paused():  # as write_records: the records' dicts hold no cycles
+                    length = write_encoded_records(
+                        stream,
+                        self._avro_schema,
+                        self._encoded_records(),
+                        self._metadata(),
+                        codec=self._codec,
+                        compression_level=self._compression_level,
+                    )
             else:
                 length = write_records(
                     stream,

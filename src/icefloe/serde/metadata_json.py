@@ -144,6 +144,8 @@ class _GrowingArrayText:
             text = base[1]
         else:
             text = b"".join((base[1], b",", ",".join(self._render(items[len(base[0]) :])).encode()))
+        if len(text) > self._max_bytes:  # too large to keep: rendered afresh next time
+            return text
         kept = [(items, text)]
         size = len(text)
         for entry in entries:

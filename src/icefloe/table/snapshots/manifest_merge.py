@@ -30,14 +30,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from icefloe.errors import InvalidManifestError
 from icefloe.io import FileIO
 from icefloe.manifests import ManifestWriter, read_manifest
-from icefloe.manifests.carried import CarriedBlock, CarriedEntry, carried_entries
+from icefloe.manifests.carried import CarriedBlock, carried_entries
 from icefloe.manifests.reader import read_manifest_bytes
 from icefloe.spec.manifest import (
     ContentFile,
@@ -259,48 +259,50 @@ class ManifestMergeManager:
         partition_type = base.spec_by_id(spec_id).partition_type(base.schema())
         with self._new_writer(base, spec_id, bin_[0].content) as writer:
             for manifest in bin_:
-                # Entries whose data_file the merged manifest encodes as their manifest does
-                # are copied as encoded (``manifests.carried``); others are decoded and encoded.
-                carried = self._carried(writer, manifest, partition_type, base.format_version)
-                if carried is not None:
-                    for item in carried:
-                        if isinstance(item, CarriedBlock):  # EXISTING entries, written as stored
-                            writer.carry_block(item)
-                            continue
-                        self._place(
-                            writer,
-                            manifest,
-                            (item.status, item.snapshot_id, item.sequence_number, item.file_sequence_number),
-                            functools.partial(writer.carry, item),
-                        )
-                    continue
-                for entry in read_manifest(self._io, manifest, partition_type=partition_type):
-                    self._place(
-                        writer,
-                        manifest,
-                        (entry.status, entry.snapshot_id, entry.sequence_number, entry.file_sequence_number),
-                        functools.partial(_write_file, writer, entry.data_file),
-                    )
+                self._merge_into(writer, manifest, partition_type, base.format_version)
         merged = writer.to_manifest_file()
         self._merged[key] = merged
         return merged
 
-    def _carried(
+    def _merge_into(
         self, writer: ManifestWriter, manifest: ManifestFile, partition_type: StructType, format_version: int
-    ) -> Iterator[CarriedEntry | CarriedBlock] | None:
-        """The entries of ``manifest`` as ``writer`` may carry them (None: decode them)."""
-        if not writer.carries:
-            return None
+    ) -> None:
+        """Write ``manifest``'s entries to the merged manifest. Entries whose data_file the
+        merged manifest encodes as their manifest does are copied as encoded, blocks of
+        EXISTING entries whole (``manifests.carried``); others are decoded and encoded."""
         data = read_manifest_bytes(self._io, manifest)
-        check = existing_blocks(data, manifest, partition_type, format_version)
-        return carried_entries(
-            self._io,
-            manifest,
-            partition_type=partition_type,
-            target_schema=writer.avro_schema,
-            data=data,
-            copy=None if check is None else (writer.codec, check),
-        )
+        carried = None
+        if writer.carries:
+            carried = carried_entries(
+                self._io,
+                manifest,
+                partition_type=partition_type,
+                target_schema=writer.avro_schema,
+                data=data,
+                copy=(
+                    writer.codec,
+                    lambda content: existing_blocks(content, manifest, partition_type, format_version),
+                ),
+            )
+        if carried is not None:
+            for item in carried:
+                if isinstance(item, CarriedBlock):  # EXISTING entries, written as stored
+                    writer.carry_block(item)
+                    continue
+                self._place(
+                    writer,
+                    manifest,
+                    (item.status, item.snapshot_id, item.sequence_number, item.file_sequence_number),
+                    functools.partial(writer.carry, item),
+                )
+            return
+        for entry in read_manifest(self._io, manifest, partition_type=partition_type, data=data):
+            self._place(
+                writer,
+                manifest,
+                (entry.status, entry.snapshot_id, entry.sequence_number, entry.file_sequence_number),
+                functools.partial(_write_file, writer, entry.data_file),
+            )
 
     def _place(
         self,
