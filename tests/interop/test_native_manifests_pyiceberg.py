@@ -27,7 +27,7 @@ import pytest
 
 from icefloe.io import LocalFileIO
 from icefloe.manifests import _native, read_manifest_list
-from icefloe.manifests._avro_file import _encode_header, fastavro_parses, read_header
+from icefloe.manifests._avro_file import encode_header, fastavro_parses, read_header
 from support.native_manifests import assert_list_decodes_alike, assert_manifest_decodes_alike
 
 from .engines import PyIcebergEngine
@@ -199,7 +199,7 @@ def _repaired(path: Path, directory: Path) -> Path:
     metadata = dict(header.metadata)
     metadata["avro.schema"] = json.dumps(walk(json.loads(metadata["avro.schema"]))).encode()
     copy = directory / path.name
-    copy.write_bytes(_encode_header(metadata, header.sync) + data[header.end :])
+    copy.write_bytes(encode_header(metadata, header.sync) + data[header.end :])
     return copy
 
 

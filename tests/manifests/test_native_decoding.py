@@ -33,7 +33,7 @@ from icefloe.manifests._avro_file import read_header
 from icefloe.scan._columnar import decode_manifest
 from icefloe.spec.conversions import to_bytes
 from icefloe.spec.manifest import DataFile, DeleteFile, FileContent, FileFormat, ManifestContent, ManifestFile
-from icefloe.spec.partitioning import PartitionSpecBuilder
+from icefloe.spec.partitioning import UNPARTITIONED_SPEC, PartitionSpecBuilder
 from icefloe.spec.schema import Schema
 from icefloe.spec.types import NestedField
 from support.native_manifests import (
@@ -140,9 +140,11 @@ def _data_file(rng: random.Random, spec: Any, k: int) -> DataFile:
     )
 
 
-def _write_data(tmp_path: Path, format_version: int, codec: str, rng: random.Random) -> ManifestFile:
-    spec = _spec(format_version)
-    path = str(tmp_path / f"data-v{format_version}-{codec}.avro")
+def _write_data(
+    tmp_path: Path, format_version: int, codec: str, rng: random.Random, *, partitioned: bool = True
+) -> ManifestFile:
+    spec = _spec(format_version) if partitioned else UNPARTITIONED_SPEC
+    path = str(tmp_path / f"data-v{format_version}-{codec}{'' if partitioned else '-unpartitioned'}.avro")
     writer = ManifestWriter(
         LocalFileIO(),
         path,
@@ -224,6 +226,8 @@ def _write_deletes(tmp_path: Path, format_version: int, rng: random.Random) -> M
 def test_icefloe_manifests_and_lists_decode_alike(tmp_path: Path, format_version: int) -> None:
     rng = random.Random(format_version)
     rows = [_write_data(tmp_path, format_version, codec, rng) for codec in CODECS]
+    # Unpartitioned: the empty partition record, which arrow-avro reads only without it.
+    rows += [_write_data(tmp_path, format_version, codec, rng, partitioned=False) for codec in CODECS]
     if format_version >= 2:
         rows.append(_write_deletes(tmp_path, format_version, rng))
     for row in rows:
@@ -235,6 +239,11 @@ def test_icefloe_manifests_and_lists_decode_alike(tmp_path: Path, format_version
             _write_data(tmp_path / f"{codec}-{count}-{k}", format_version, codec, rng) for k in range(count)
         ]
         assert_decode_together_alike(same)
+        unpartitioned = [
+            _write_data(tmp_path / f"{codec}-{count}-{k}", format_version, codec, rng, partitioned=False)
+            for k in range(count)
+        ]
+        assert_decode_together_alike(unpartitioned)
     assert_decode_together_alike(rows, together=False)  # different codecs: one by one
     committed = [dataclasses.replace(r, sequence_number=4, min_sequence_number=4) for r in rows] * 4
     for codec in CODECS:

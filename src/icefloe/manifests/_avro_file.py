@@ -44,6 +44,7 @@ __all__ = [
     "corrupt_error",
     "count_records",
     "decompressed",
+    "encode_header",
     "fastavro_parses",
     "frames",
     "gc_paused",
@@ -234,7 +235,8 @@ def _write_long(out: bytearray, value: int) -> None:
     out.append(value)
 
 
-def _encode_header(metadata: Mapping[str, bytes], sync: bytes) -> bytes:
+def encode_header(metadata: Mapping[str, bytes], sync: bytes) -> bytes:
+    """A container header: magic, the metadata map, the sync marker."""
     out = bytearray(MAGIC)
     if metadata:
         _write_long(out, len(metadata))
@@ -491,7 +493,7 @@ def _reader_blocks(
     """Other codecs: through ``fastavro.reader``, on a copy of the header without logical types."""
     metadata = dict(header.metadata)
     metadata["avro.schema"] = json.dumps(strip_logical_types(writer_schema)).encode("utf-8")
-    stream = io.BytesIO(_encode_header(metadata, header.sync) + data[header.end :])
+    stream = io.BytesIO(encode_header(metadata, header.sync) + data[header.end :])
     try:
         reader = fastavro.reader(stream)
     except Exception as exc:
@@ -576,7 +578,7 @@ def write_records(
         raise ValidationError(f"cannot write {location}: a value does not fit its Avro type ({exc})") from exc
     data = buffer.getvalue()
     written = read_header(data, location)
-    content = _encode_header(_header_metadata(schema, codec, metadata), written.sync) + data[written.end :]
+    content = encode_header(_header_metadata(schema, codec, metadata), written.sync) + data[written.end :]
     stream.write(content)
     return len(content)
 
@@ -616,7 +618,7 @@ def write_encoded_records(
     if codec not in ENCODED_CODECS:
         raise ValidationError(f"write_encoded_records writes codecs {ENCODED_CODECS}, not {codec!r}")
     sync = os.urandom(SYNC_SIZE)
-    head = _encode_header(_header_metadata(schema, codec, metadata), sync)
+    head = encode_header(_header_metadata(schema, codec, metadata), sync)
     stream.write(head)
     length = len(head)
     level = zlib.Z_DEFAULT_COMPRESSION if compression_level is None else compression_level

@@ -27,6 +27,7 @@ count must match.
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import threading
@@ -40,6 +41,7 @@ from icefloe.errors import InvalidManifestError
 from icefloe.manifests._avro_file import (
     AvroHeader,
     count_records,
+    encode_header,
     fastavro_parses,
     reframed_blocks,
     schema_of,
@@ -165,6 +167,58 @@ def _null_fields(schema: Any) -> bool:
     return value
 
 
+# Writer schemas -> the schema text to decode them with natively when they hold a record
+# without fields (None: the file's own). Kept as ``_NULL_FIELDS`` is.
+_NATIVE_SCHEMAS: dict[int, tuple[Any, bytes | None]] = {}
+
+
+def _without_empty_records(schema: Any) -> Any:
+    """The schema without the record fields whose type is a record of no fields: the
+    ``partition`` of an unpartitioned table's manifests, which arrow-avro refuses ("a struct
+    array with no fields"). Such a field encodes to no bytes, so the file's blocks decode the
+    same without it; its column is then missing (the caller knows the partition is empty)."""
+    if isinstance(schema, list):
+        return [_without_empty_records(branch) for branch in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kind = schema.get("type")
+    if kind == "record":
+        fields = [
+            {**f, "type": _without_empty_records(f["type"])}
+            for f in schema.get("fields", ())
+            if not (
+                isinstance(f.get("type"), dict)
+                and f["type"].get("type") == "record"
+                and not f["type"].get("fields")
+            )
+        ]
+        return {**schema, "fields": fields}
+    if kind == "array":
+        return {**schema, "items": _without_empty_records(schema.get("items"))}
+    if kind == "map":
+        return {**schema, "values": _without_empty_records(schema.get("values"))}
+    return schema
+
+
+def _native_header(header: AvroHeader, location: str) -> bytes | None:
+    """The header to decode the file with natively, when its schema must change (see
+    ``_without_empty_records``); None to decode the file as it is."""
+    schema = schema_of(header, location)
+    found = _NATIVE_SCHEMAS.get(id(schema))
+    if found is not None and found[0] is schema:
+        text = found[1]
+    else:
+        stripped = _without_empty_records(schema)
+        text = None if stripped == schema else json.dumps(stripped, separators=(",", ":")).encode("utf-8")
+        if len(_NATIVE_SCHEMAS) >= _NULL_FIELDS_LIMIT:
+            _NATIVE_SCHEMAS.clear()
+        _NATIVE_SCHEMAS[id(schema)] = (schema, text)
+    if text is None:
+        return None
+    # The file's own header (its codec, its sync marker) with that schema.
+    return encode_header({**header.metadata, "avro.schema": text}, header.sync)
+
+
 def decode(
     data: bytes, header: AvroHeader, location: str, *, min_records: int | None = None
 ) -> tuple[pa.RecordBatch | None, str | None]:
@@ -188,6 +242,9 @@ def decode(
         return None, None
     if _null_fields(schema_of(header, location)):
         return None, f"{location} (a field of Avro type null, Iceberg's unknown)"
+    native_header = _native_header(header, location)
+    if native_header is not None:
+        return _read(module, native_header + data[header.end :], records, location, whole_file=False)
     return _read(module, data, records, location)
 
 
@@ -281,7 +338,8 @@ def decode_whole(files: list[tuple[bytes, AvroHeader, str]]) -> tuple[pa.RecordB
     schema, codec = first.metadata.get("avro.schema"), first.metadata.get("avro.codec")
     if _null_fields(schema_of(first, first_location)):
         return None
-    parts: list[bytes | memoryview] = [memoryview(first_data)[: first.end]]
+    native_header = _native_header(first, first_location)
+    parts: list[bytes | memoryview] = [native_header or memoryview(first_data)[: first.end]]
     counts = []
     for data, header, location in files:
         if header.metadata.get("avro.schema") != schema or header.metadata.get("avro.codec") != codec:
@@ -294,7 +352,8 @@ def decode_whole(files: list[tuple[bytes, AvroHeader, str]]) -> tuple[pa.RecordB
             return None  # decoded by fastavro (see ``decode``)
         counts.append(records)
         parts.extend(blocks)
-    batch = _from_paths(module, files, counts) if len(files) <= FEW_LOCAL_FILES else None
+    few = len(files) <= FEW_LOCAL_FILES and native_header is None  # the files' own headers
+    batch = _from_paths(module, files, counts) if few else None
     if batch is None:
         batch, _ = _read(module, b"".join(parts), sum(counts), first_location, whole_file=False)
     if batch is None:

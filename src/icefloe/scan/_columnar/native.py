@@ -480,8 +480,10 @@ def _decoded(
     record_array = child("record_count")
     size_array = child("file_size_in_bytes")
     partition_array = child("partition")
-    if format_array is None or record_array is None or size_array is None or partition_array is None:
+    if format_array is None or record_array is None or size_array is None:
         raise Unsupported("a required data_file field")
+    if partition_array is None and plan.layout.partition_names:
+        raise Unsupported("no partition record")  # (an empty one is not decoded: no column)
     if summary:
         if format_array.null_count:
             raise Unsupported("null file_format")
@@ -493,7 +495,10 @@ def _decoded(
         formats, format_values = _formats(format_array)
     records = _ints(record_array, "record_count")
     sizes = _ints(size_array, "file_size_in_bytes")
-    partition_codes, partitions = _partitions(partition_array, plan, n)
+    if partition_array is None:  # an unpartitioned manifest
+        partition_codes, partitions = np.zeros(n, dtype=np.int32), [()]
+    else:
+        partition_codes, partitions = _partitions(partition_array, plan, n)
 
     # Inheritance (spec: "Sequence Number Inheritance"), as ManifestBuilder applies it.
     snapshot_ids, snapshot_null = _nullable_ints(column(plan.snapshot_id), n)
