@@ -376,7 +376,7 @@ def read_blocks(
     return _reader_blocks(data, header, parsed.writer, location)
 
 
-def _frames(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[int, int, int]]:
+def frames(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[int, int, int]]:
     """The container blocks after ``header``: (record count, start, end) of each block's
     (compressed) bytes, every block's count, size and sync marker checked, up to the exact end
     of the file.
@@ -409,13 +409,13 @@ def _frames(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[in
 
 def count_records(data: bytes, header: AvroHeader, location: str) -> int:
     """The number of records the file's blocks announce, after checking the framing of every
-    block (see ``_frames``) without decoding any: a decoder that does not check the container
+    block (see ``frames``) without decoding any: a decoder that does not check the container
     itself (the native one) is handed only files whose framing is sound.
 
     Raises:
         InvalidManifestError: a truncated block or a wrong sync marker, naming the file.
     """
-    return sum(count for count, _, _ in _frames(data, header, location))
+    return sum(count for count, _, _ in frames(data, header, location))
 
 
 def reframed_blocks(
@@ -432,7 +432,7 @@ def reframed_blocks(
     parts: list[bytes | memoryview] = []
     view = memoryview(data)
     block_start = header.end
-    for count, _, end in _frames(data, header, location):
+    for count, _, end in frames(data, header, location):
         records += count
         parts.append(view[block_start:end])
         parts.append(sync)
@@ -441,7 +441,7 @@ def reframed_blocks(
 
 
 def _bodies(data: bytes, header: AvroHeader, deflate: bool, location: str) -> Iterator[tuple[int, bytes]]:
-    for count, start, end in _frames(data, header, location):
+    for count, start, end in frames(data, header, location):
         if count == 0:
             continue
         yield count, decompressed(data[start:end], deflate, location)
@@ -658,13 +658,3 @@ def write_encoded_records(
     if block:
         length += write_block(len(block), compressed(block))
     return length
-
-
-def frames(data: bytes, header: AvroHeader, location: str) -> Iterator[tuple[int, int, int]]:
-    """The container blocks after ``header``: (record count, start, end) of each block's bytes
-    as stored (compressed), every block's framing checked (see ``count_records``).
-
-    Raises:
-        InvalidManifestError: (while iterating) a truncated block or a wrong sync marker.
-    """
-    return _frames(data, header, location)

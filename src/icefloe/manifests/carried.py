@@ -47,7 +47,7 @@ from icefloe.manifests._avro_file import (
     schema_of,
     strip_logical_types,
 )
-from icefloe.manifests.reader import EntryLayout, entry_layout, read_manifest_bytes
+from icefloe.manifests.reader import EntryLayout, Inheritance, entry_layout, read_manifest_bytes
 from icefloe.serde.avro_schemas import FIELD_ID_PROP
 from icefloe.spec.manifest import FileContent, ManifestContent, ManifestEntryStatus, ManifestFile
 from icefloe.spec.types import StructType
@@ -303,11 +303,7 @@ class _EntryDecoder:
         self._reader = reader
         self._layout = layout
         self._location = manifest.manifest_path
-        self._inherited_snapshot_id = manifest.added_snapshot_id
-        manifest_seq = manifest.sequence_number
-        self._manifest_seq = manifest_seq
-        self._inherit_seq = manifest_seq is not None and manifest_seq >= 0
-        self._inherit_all = manifest_seq == 0  # v1 manifests: every entry is at sequence number 0
+        self._inheritance = Inheritance.of(manifest)
 
     def block(self, body: bytes, count: int) -> list[CarriedEntry]:
         layout = self._layout
@@ -317,8 +313,7 @@ class _EntryDecoder:
         n_partition = layout.partition
         partition_of = layout.partition_of
         leading_schema, data_file_schema = self._reader.leading, self._reader.data_file
-        manifest_seq, inherit_seq, inherit_all = self._manifest_seq, self._inherit_seq, self._inherit_all
-        added = ManifestEntryStatus.ADDED
+        inherit = self._inheritance.apply
         stream = BytesIO(body)
         entries: list[CarriedEntry] = []
         try:
@@ -328,15 +323,9 @@ class _EntryDecoder:
                     start = stream.tell()
                     d: dict[str, Any] = schemaless_reader(stream, data_file_schema, None)  # type: ignore[assignment]
                     status = _STATUSES[_in_range(leading[n_status], len(_STATUSES), "status")]
-                    snapshot_id = leading.get(n_snapshot)
-                    if snapshot_id is None:
-                        snapshot_id = self._inherited_snapshot_id
-                    seq, file_seq = leading.get(n_seq), leading.get(n_file_seq)
-                    if inherit_seq and (inherit_all or status is added):
-                        if seq is None:
-                            seq = manifest_seq
-                        if file_seq is None:
-                            file_seq = manifest_seq
+                    snapshot_id, seq, file_seq = inherit(
+                        status, leading.get(n_snapshot), leading.get(n_seq), leading.get(n_file_seq)
+                    )
                     entries.append(
                         CarriedEntry(
                             status,

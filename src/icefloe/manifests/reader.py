@@ -46,6 +46,7 @@ from icefloe.spec.types import IcebergType, StructType
 
 __all__ = [
     "EntryLayout",
+    "Inheritance",
     "ManifestHeader",
     "MetricsMapLayout",
     "entry_layout",
@@ -534,6 +535,38 @@ def manifest_records(
     return layout, read_blocks(data, header, location, chunk=chunk)
 
 
+@dataclass(frozen=True, slots=True)
+class Inheritance:
+    """What a manifest's entries inherit from its list row (spec: "Snapshot ID Inheritance"
+    and "Sequence Number Inheritance"): a null snapshot id the row's ``added_snapshot_id``; a
+    null data or file sequence number of an ADDED entry (of every entry in a v1 manifest, at
+    sequence number 0) the row's sequence number, unless the manifest is not committed yet."""
+
+    snapshot_id: int | None
+    sequence_number: int | None  # None: nothing to hand down (UNASSIGNED_SEQ)
+    every_entry: bool
+
+    @classmethod
+    def of(cls, manifest: ManifestFile) -> Inheritance:
+        seq = manifest.sequence_number
+        inherit = seq is not None and seq >= 0
+        return cls(manifest.added_snapshot_id, seq if inherit else None, seq == 0)
+
+    def apply(
+        self, status: ManifestEntryStatus, snapshot_id: int | None, seq: int | None, file_seq: int | None
+    ) -> tuple[int | None, int | None, int | None]:
+        """The entry's snapshot id and data and file sequence numbers, as read."""
+        if snapshot_id is None:
+            snapshot_id = self.snapshot_id
+        inherited = self.sequence_number
+        if inherited is not None and (self.every_entry or status is ManifestEntryStatus.ADDED):
+            if seq is None:
+                seq = inherited
+            if file_seq is None:
+                file_seq = inherited
+        return snapshot_id, seq, file_seq
+
+
 def _entry_decoder(layout: EntryLayout, manifest: ManifestFile) -> Callable[[dict[str, Any]], ManifestEntry]:
     """A function decoding one stored entry into a ManifestEntry, inheritance applied."""
     n_status = layout.status
@@ -570,13 +603,8 @@ def _entry_decoder(layout: EntryLayout, manifest: ManifestFile) -> Callable[[dic
     partition_of = layout.partition_of
 
     spec_id = manifest.partition_spec_id
-    inherited_snapshot_id = manifest.added_snapshot_id
-    manifest_seq = manifest.sequence_number
-    # A manifest not committed yet (UNASSIGNED_SEQ) has no sequence number to hand down.
-    inherit_seq = manifest_seq is not None and manifest_seq >= 0
-    inherit_all = manifest_seq == 0  # v1 manifests: every entry is at sequence number 0
+    inherit = Inheritance.of(manifest).apply
     next_row_id = manifest.first_row_id if manifest.content == ManifestContent.DATA else None
-    added = ManifestEntryStatus.ADDED
     deleted = ManifestEntryStatus.DELETED
     data_content = FileContent.DATA
 
@@ -621,16 +649,7 @@ def _entry_decoder(layout: EntryLayout, manifest: ManifestFile) -> Callable[[dic
             content_offset=d.get(n_content_offset),
             content_size_in_bytes=d.get(n_content_size),
         )
-        snapshot_id = rec.get(n_snapshot)
-        if snapshot_id is None:
-            snapshot_id = inherited_snapshot_id
-        seq = rec.get(n_seq)
-        file_seq = rec.get(n_file_seq)
-        if inherit_seq and (inherit_all or status is added):
-            if seq is None:
-                seq = manifest_seq
-            if file_seq is None:
-                file_seq = manifest_seq
+        snapshot_id, seq, file_seq = inherit(status, rec.get(n_snapshot), rec.get(n_seq), rec.get(n_file_seq))
         return ManifestEntry(status, snapshot_id, file, seq, file_seq)
 
     return decode_entry

@@ -279,10 +279,7 @@ class ManifestWriter:
         counts = self._counts[ManifestEntryStatus.EXISTING]
         counts[0] += block.count
         counts[1] += facts.records
-        if self.format_version >= 2 and facts.min_sequence_number is not None:
-            current = self._min_data_sequence_number
-            low = facts.min_sequence_number
-            self._min_data_sequence_number = low if current is None else min(current, low)
+        self._count_live_sequence_number(facts.min_sequence_number)
         self._pending.append(({}, block))
         self._carried += 1
 
@@ -331,15 +328,20 @@ class ManifestWriter:
         counts[0] += 1
         counts[1] += record_count
         self._summary.update(partition)
-        live = status != ManifestEntryStatus.DELETED
-        if self.format_version >= 2 and live and data_seq is not None:
-            current = self._min_data_sequence_number
-            self._min_data_sequence_number = data_seq if current is None else min(current, data_seq)
+        if status != ManifestEntryStatus.DELETED:
+            self._count_live_sequence_number(data_seq)
         record: dict[str, Any] = {"status": int(status), "snapshot_id": snapshot_id}
         if self.format_version >= 2:
             record["sequence_number"] = data_seq
             record["file_sequence_number"] = file_seq
         return record
+
+    def _count_live_sequence_number(self, data_seq: int | None) -> None:
+        """Keep the smallest known data sequence number of live entries (v2+): the row's
+        ``min_sequence_number``."""
+        if self.format_version >= 2 and data_seq is not None:
+            current = self._min_data_sequence_number
+            self._min_data_sequence_number = data_seq if current is None else min(current, data_seq)
 
     def _check_file(self, content: FileContent, path: str, partition: tuple[Any, ...]) -> None:
         is_data = content == FileContent.DATA
