@@ -25,11 +25,12 @@ import pytest
 
 import icefloe
 from icefloe import DataFile
-from icefloe.manifests import ManifestWriter, read_manifest
+from icefloe.manifests import read_manifest
 from icefloe.manifests.carried import carried_entries
 from icefloe.serde.avro_schemas import manifest_entry_schema
 from icefloe.spec.conversions import from_bytes
 from icefloe.spec.manifest import ManifestContent, Metrics
+from support.merges import copied_blocks
 
 from .engines import JavaEngine
 from .tables import assert_engine_read, expected_rows, hadoop_catalog, own_rows
@@ -227,14 +228,7 @@ def test_blocks_a_merge_copies_whole_read_the_same_in_java(
     # A merged manifest merged again: its blocks of EXISTING entries are copied as stored
     # (manifests.carried.CarriedBlock). Java's manifests and entries tables must read the
     # result as icefloe does (the files are never read: they exist only in the manifests).
-    copied: list[int] = []
-    carry_block = ManifestWriter.carry_block
-
-    def counting(self: ManifestWriter, block: Any) -> None:
-        copied.append(block.count)
-        carry_block(self, block)
-
-    monkeypatch.setattr(ManifestWriter, "carry_block", counting)
+    copied = copied_blocks(monkeypatch)
     table = catalog.create_table(
         f"db.blocks_v{version}",
         SCHEMA,

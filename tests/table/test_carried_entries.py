@@ -17,6 +17,7 @@ from icefloe.manifests.reader import read_manifest_bytes
 from icefloe.serde.avro_schemas import manifest_entry_schema
 from icefloe.spec.manifest import ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
 from icefloe.table.snapshots._existing_blocks import existing_blocks
+from support.merges import copied_blocks
 from table.manifest_helpers import (
     MIN_COUNT,
     AddDeletes,
@@ -52,14 +53,28 @@ def _manifests(table: Table) -> list[ManifestFile]:
 
 
 def _writer(table: Table, manifest: ManifestFile, name: str, snapshot_id: int) -> ManifestWriter:
+    """A writer of a manifest like ``manifest`` (its spec and content) in ``table``."""
+    return _new_writer(table, name, snapshot_id, content=manifest.content, spec_id=manifest.partition_spec_id)
+
+
+def _new_writer(
+    table: Table,
+    name: str,
+    snapshot_id: int,
+    *,
+    content: ManifestContent = ManifestContent.DATA,
+    spec_id: int | None = None,
+    codec: str = "gzip",
+) -> ManifestWriter:
     return ManifestWriter(
         table.io(),
         f"{table.location()}/metadata/{name}.avro",
-        spec=table.metadata.spec_by_id(manifest.partition_spec_id),
+        spec=table.spec() if spec_id is None else table.metadata.spec_by_id(spec_id),
         schema=table.schema(),
         format_version=table.metadata.format_version,
         snapshot_id=snapshot_id,
-        content=manifest.content,
+        content=content,
+        codec=codec,
     )
 
 
@@ -149,15 +164,7 @@ def test_other_encodings_are_not_carried(memory_catalog: Catalog) -> None:
     assert carried_entries(table.io(), manifest, partition_type=partition_type, target_schema=v1) is None
     v2 = _writer(table, manifest, "v2", 1)
     assert v2.carries  # a v2 writer of the default codec
-    zstd = ManifestWriter(
-        table.io(),
-        f"{table.location()}/metadata/zstd.avro",
-        spec=table.spec(),
-        schema=table.schema(),
-        format_version=2,
-        snapshot_id=1,
-        codec="zstd",
-    )
+    zstd = _new_writer(table, "zstd", 1, codec="zstd")
     assert not zstd.carries
     for entry in read_manifest(table.io(), manifest, partition_type=partition_type):
         zstd.add_entry(entry)
@@ -271,14 +278,7 @@ FILES_PER_APPEND = 100
 def test_merges_copy_blocks_of_existing_entries_and_write_what_decoding_writes(
     memory_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    copied: list[int] = []
-    carry_block = ManifestWriter.carry_block
-
-    def counting(self: ManifestWriter, block: Any) -> None:
-        copied.append(block.count)
-        carry_block(self, block)
-
-    monkeypatch.setattr(ManifestWriter, "carry_block", counting)
+    copied = copied_blocks(monkeypatch)
     table = make_table(memory_catalog, 2, **{MIN_COUNT: "20"})
     partition_type = table.spec().partition_type(table.schema())
     merges = []
@@ -323,14 +323,7 @@ def test_a_block_is_copied_only_when_every_entry_is_existing_with_its_ids_writte
 ) -> None:
     table = make_table(memory_catalog, 2)
     partition_type = table.spec().partition_type(table.schema())
-    writer = ManifestWriter(
-        table.io(),
-        f"{table.location()}/metadata/existing.avro",
-        spec=table.spec(),
-        schema=table.schema(),
-        format_version=2,
-        snapshot_id=77,
-    )
+    writer = _new_writer(table, "existing", 77)
     count = 4000  # four blocks of fake files
     odd = {5: "added", 3900: "no snapshot id"}
     for k in range(count):
@@ -394,15 +387,7 @@ def test_blocks_of_files_of_another_content_than_their_manifests_are_not_copied(
 ) -> None:
     table = make_table(memory_catalog, 2)
     partition_type = table.spec().partition_type(table.schema())
-    writer = ManifestWriter(
-        table.io(),
-        f"{table.location()}/metadata/deletes.avro",
-        spec=table.spec(),
-        schema=table.schema(),
-        format_version=2,
-        snapshot_id=5,
-        content=ManifestContent.DELETES,
-    )
+    writer = _new_writer(table, "deletes", 5, content=ManifestContent.DELETES)
     for k in range(400):
         writer.existing(fake_position_deletes(table, f"d{k}", k % 16), 4, 2, 2)
     writer.close()
