@@ -39,10 +39,12 @@ class TableParams:
     rows_per_file: int
     ts_sorted: bool  # ts increases across the table (else: id does)
     seed: int = 11
+    row_group_rows: int = 0  # 0: ROW_GROUP_ROWS
 
     @property
     def key(self) -> str:
-        return f"{self.name}-f{self.files}-r{self.rows_per_file}-s{self.seed}-g{GENERATOR_VERSION}"
+        groups = f"-rg{self.row_group_rows}" if self.row_group_rows else ""
+        return f"{self.name}-f{self.files}-r{self.rows_per_file}{groups}-s{self.seed}-g{GENERATOR_VERSION}"
 
     @property
     def rows(self) -> int:
@@ -108,7 +110,8 @@ def ensure_table(params: TableParams, *, log: bool = True) -> ReadTable:
             "db.t",
             SCHEMA,
             properties={
-                "write.parquet.row-group-limit": str(ROW_GROUP_ROWS),
+                "write.parquet.row-group-limit": str(params.row_group_rows or ROW_GROUP_ROWS),
+                "write.parquet.row-group-size-bytes": str(1 << 30),
                 "write.target-file-size-bytes": str(1 << 40),
             },
         )

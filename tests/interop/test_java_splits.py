@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import icefloe
 from icefloe.errors import SnapshotNotAncestorError
 from icefloe.scan.splitting import split_tasks
+from support.page_reads import page_reads
 
 from .engines import JavaEngine
 from .java_tables import current_snapshot_id
@@ -420,3 +422,50 @@ def test_incremental_scans_refuse_a_start_off_the_lineage(
         else:
             assert got == want, key
     assert len(theirs["side from 0"]) == 3 + 3  # snapshot 2's files and the branch's
+
+
+# ---------------------------------------------------------------------------------------------
+# page-index reads of Java's files
+
+
+def test_reads_that_skip_pages_of_java_files_return_javas_rows(
+    java_engine: JavaEngine, java_catalog: str, catalog: icefloe.Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Java's Parquet writer (parquet-mr) writes a page index: a selective read of its file
+    goes through DataFusion, skipping pages, and returns Java's rows, as pyarrow's read does."""
+    pytest.importorskip("datafusion")
+    import icefloe.scan.reading as reading
+    from icefloe.arrow import page_index
+
+    name = f"{java_catalog}.db.jpages"
+    java_engine.sql(
+        f"CREATE TABLE {name} (id bigint, name string, ts timestamp, day date) USING iceberg "
+        "TBLPROPERTIES ('format-version'='2', 'write.parquet.page-row-limit'='1000')",
+        f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id, concat('name-', cast(id AS string)), "
+        "timestamp_seconds(1700000000 + id * 60), date_add(DATE'2024-01-01', cast(id / 1000 AS int)) "
+        "FROM range(0, 40000)",
+    )
+    table = catalog.load_table("db.jpages")
+    (task,) = table.new_scan().plan_files()
+    footer = pq.ParquetFile(task.file.file_path.removeprefix("file:")).metadata
+    assert footer.num_row_groups == 1 and footer.row_group(0).column(0).has_column_index
+
+    monkeypatch.setattr(page_index, "MIN_ROWS", 10_000)  # a file of production size would be slow
+    taken = page_reads(monkeypatch)
+    filters = {
+        "id >= 20000 AND id < 20050": "id >= 20000 AND id < 20050",
+        "name IN ('name-7', 'name-39999')": "name IN ('name-7', 'name-39999')",
+        "ts >= '2023-11-15T00:00:00' AND ts < '2023-11-15T01:00:00'": (
+            "ts >= TIMESTAMP'2023-11-15 00:00:00' AND ts < TIMESTAMP'2023-11-15 01:00:00'"
+        ),
+        "day = '2024-01-20'": "day = DATE'2024-01-20'",
+    }
+    for own, spark in filters.items():
+        taken.clear()
+        pages = table.new_scan().filter(own).to_arrow()
+        assert taken == [True], own
+        want = java_engine.sql(f"SELECT id, name, ts, day FROM {name} WHERE {spark}")["rows"]
+        assert_same_rows(own, normalize_arrow(pages)["rows"], want)
+        with monkeypatch.context() as without:
+            without.setattr(reading, "page_predicate", lambda *a: None)
+            assert table.new_scan().filter(own).to_arrow().equals(pages), own

@@ -176,7 +176,7 @@ def test_plan_tasks_splits_at_row_groups_and_packs(table: Table) -> None:
     )
     assert all(g.size_bytes <= target or len(g.tasks) == 1 for g in sized)  # (a last split holds the footer)
     assert sum(len(g.tasks) for g in sized) <= 50
-    assert 5 <= len(sized) <= 7
+    assert 4 <= len(sized) <= 7  # (fewer when the last splits, holding page indexes and footers, are large)
 
 
 def test_split_options_from_table_properties_and_scan_options(table: Table) -> None:

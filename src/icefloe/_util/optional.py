@@ -1,4 +1,4 @@
-"""Optional engines (pandas, polars, duckdb, pyspark) and native modules (polars-avro's Avro
+"""Optional engines (pandas, polars, duckdb, pyspark, datafusion) and native modules (polars-avro's Avro
 reader) are imported here and only here."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from types import ModuleType
 
 from icefloe.errors import MissingDependencyError
 
-__all__ = ["extension_module", "import_optional"]
+__all__ = ["extension_module", "import_optional", "installed_module"]
 
 
 def import_optional(module: str, *, extra: str) -> ModuleType:
@@ -28,6 +28,15 @@ def import_optional(module: str, *, extra: str) -> ModuleType:
         raise MissingDependencyError(
             f"this needs the '{module}' package: pip install 'icefloe[{extra}]' (or pip install {module})"
         ) from exc
+
+
+def installed_module(module: str) -> ModuleType | None:
+    """``module`` imported, or None when it is not installed (for what icefloe uses only when
+    it is there, e.g. DataFusion's page-index reads)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
 
 
 def extension_module(package: str, name: str) -> ModuleType | None:

@@ -86,7 +86,12 @@ def write_options(key: StandardKeyMetadata | None) -> dict[str, Any]:
     """Extra ``pq.ParquetWriter`` arguments for a file encrypted with ``key`` (none for None)."""
     if key is None:
         return {}
-    return {"encryption_properties": encryption_properties(key), "data_page_version": "1.0"}
+    # No page index: pyarrow's modular encryption of it is not one Java has been checked to read.
+    return {
+        "encryption_properties": encryption_properties(key),
+        "data_page_version": "1.0",
+        "write_page_index": False,
+    }
 
 
 def read_options(key_metadata: bytes | None, location: str) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from icefloe.arrow._project import ReadRules, project_columns
 from icefloe.arrow._pruning import prune_row_groups, same_names
 from icefloe.arrow._types import apply_name_mapping, schema_to_arrow
 from icefloe.arrow.encryption import decryption_error, is_decryption_failure, read_options
+from icefloe.arrow.page_index import Compare, PagePredicate, page_batches
 from icefloe.arrow.row_filter import filter_rows
 from icefloe.errors import DecryptionError, InvalidDataFileError
 from icefloe.spec.name_mapping import NameMapping, create_mapping_from_schema
@@ -111,6 +112,44 @@ def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
     )
 
 
+def _local_os_path(fs: Any, path: str) -> str | None:
+    """The path of ``path`` on the local disk, when ``fs`` reads it from there."""
+    if fs is None:
+        if "://" not in path:
+            return path
+        filesystem, inner = pafs.FileSystem.from_uri(path)
+        return str(inner) if filesystem.type_name == "local" else None
+    if isinstance(fs, pafs.FileSystem):
+        return path if fs.type_name == "local" else None
+    arrow_filesystem = getattr(fs, "arrow_filesystem", None)
+    if callable(arrow_filesystem):
+        filesystem, inner = arrow_filesystem(path)
+        return str(inner) if filesystem.type_name == "local" else None
+    return None
+
+
+def _page_pruned(
+    fs: Any,
+    path: str,
+    metadata: pq.FileMetaData,
+    row_groups: list[int],
+    raw_schema: pa.Schema,
+    columns: list[str],
+    page_filter: PagePredicate | Compare,
+    batch_size: int,
+) -> Iterator[pa.RecordBatch] | None:
+    """The batches of a read that skips pages by the file's page index (``page_index``), or
+    None for pyarrow to read it: the file is not local, the read needs a column that is not a
+    top-level primitive one (or none at all), or it is not worth it."""
+    fields = {f.name: f for f in raw_schema}
+    if not columns or any(name not in fields or pa.types.is_nested(fields[name].type) for name in columns):
+        return None
+    local = _local_os_path(fs, path)
+    if local is None:
+        return None
+    return page_batches(local, metadata, row_groups, list(raw_schema), columns, page_filter, batch_size)
+
+
 def _size(source: Any) -> int | None:
     """The size of an open file, when it is known without reading (pyarrow's files know it)."""
     if isinstance(source, pa.NativeFile):
@@ -178,6 +217,7 @@ def read_parquet(
     dictionary_ids: Collection[int] = (),
     layouts: Layouts | None = None,
     for_table: bool = False,
+    page_filter: PagePredicate | Compare | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of one Parquet file, projected to ``projected`` by field id.
 
@@ -227,6 +267,11 @@ def read_parquet(
         for_table: the caller keeps every row (to build a table): batches may be larger than
             ``batch_size``, up to :data:`TABLE_BATCH_BYTES` of the file's rows (before the
             filter).
+        page_filter: what of ``row_filter`` may be pushed into a reader that skips pages by
+            the file's page index (``page_index.page_predicate``): a local, plaintext file read
+            whole, without row positions, whose page index and statistics make it worth it,
+            is read by DataFusion (the ``page-index`` extra) with it; ``row_filter`` is still
+            applied to every batch.
 
     Raises:
         InvalidDataFileError: the file is missing, truncated or not Parquet, has no field ids
@@ -250,6 +295,7 @@ def read_parquet(
         dictionary_ids=frozenset(dictionary_ids),
         layouts=layouts,
         for_table=for_table,
+        page_filter=page_filter,
     )
 
 
@@ -370,6 +416,7 @@ def _read(
     dictionary_ids: frozenset[int] = frozenset(),
     layouts: Layouts | None = None,
     for_table: bool = False,
+    page_filter: PagePredicate | Compare | None = None,
 ) -> Iterator[pa.RecordBatch]:
     encrypted = key_metadata is not None
     decryption = read_options(key_metadata, path)
@@ -401,10 +448,12 @@ def _read(
         first_row_id, sequence_number = lineage
         inherited = _inherited_columns(projected, first_row_id, sequence_number)
         row_groups: list[int] = list(range(metadata.num_row_groups))
+        whole_file = True
         if byte_range is not None:
             row_groups = row_groups_in_range(metadata, *byte_range)
             if not row_groups:
                 return
+            whole_file = len(row_groups) == metadata.num_row_groups
         if row_filter is not None:
             valued = {*constants, ROW_POSITION_ID, *(fid for _, fid in inherited)}
             if same_names(list(layout.file_schema), layout.target_struct, valued=valued):
@@ -449,13 +498,21 @@ def _read(
             batch_size = _table_batch_size(metadata, row_groups, batch_size)
         rules = ReadRules(path, constants, keep_dictionaries=bool(dictionary_ids))
         target_fields = list(layout.target_schema)
-        try:
-            batches = parquet_file.iter_batches(
-                batch_size=batch_size,
-                row_groups=row_groups,
-                columns=layout.column_paths(parquet_file.schema),
-                use_threads=use_threads,
+        columns = layout.column_paths(parquet_file.schema)
+        batches: Iterator[pa.RecordBatch] | None = None
+        if (
+            page_filter is not None
+            and whole_file
+            and not (needs_positions or encrypted or layout.dictionary_columns)
+        ):
+            batches = _page_pruned(
+                fs, path, metadata, row_groups, raw_schema, columns, page_filter, batch_size
             )
+        try:
+            if batches is None:
+                batches = parquet_file.iter_batches(
+                    batch_size=batch_size, row_groups=row_groups, columns=columns, use_threads=use_threads
+                )
         except _READ_ERRORS as e:
             raise _file_error(path, e, what, encrypted=encrypted) from e
         stream_start = 0

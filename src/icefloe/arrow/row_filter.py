@@ -43,12 +43,12 @@ from icefloe.spec.types import (
     UUIDType,
 )
 
-__all__ = ["filter_rows", "filter_table", "to_arrow_expression"]
+__all__ = ["filter_rows", "filter_table", "literal_arrow_type", "to_arrow_expression"]
 
 T = TypeVar("T", pa.Table, pa.RecordBatch)
 
 
-def _value_type(type_: IcebergType) -> pa.DataType:
+def literal_arrow_type(type_: IcebergType) -> pa.DataType:
     """The Arrow type literals of ``type_`` are built in (uuid as its 16-byte storage)."""
     simple: dict[type, pa.DataType] = {
         BooleanType: pa.bool_(),
@@ -100,7 +100,7 @@ class _Column:
     def __init__(self, ref: BoundReference, path: tuple[str, ...], arrow_schema: pa.Schema | None):
         self.ref = ref
         self.expr: pc.Expression = pc.field(*path)
-        canonical = _value_type(ref.type) if ref.type.is_primitive else None
+        canonical = literal_arrow_type(ref.type) if ref.type.is_primitive else None
         actual = _field_type(arrow_schema, path)
         if isinstance(actual, pa.BaseExtensionType):
             self.expr = self.expr.cast(actual.storage_type)

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from icefloe.arrow.equality import key_column
+from icefloe.arrow.page_index import page_predicate
 from icefloe.arrow.reader import Layouts, read_arrow_schema, read_parquet, split_row_ranges
 from icefloe.arrow.row_filter import to_arrow_expression
 from icefloe.errors import UnsupportedFeatureError, ValidationError
@@ -42,6 +43,7 @@ from icefloe.scan._deletes import (
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spec.manifest import FileContent, FileFormat
 from icefloe.spec.name_mapping import NameMapping
+from icefloe.spec.properties import READ_PAGE_INDEX_ENABLED, READ_PAGE_INDEX_ENABLED_DEFAULT, bool_property
 from icefloe.spec.schema import Schema
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.types import BinaryType, StringType
@@ -109,6 +111,7 @@ def read_batches(
         UnsupportedFeatureError: a data file is not Parquet.
     """
     name_mapping = table_name_mapping(metadata)
+    page_reads = bool_property(metadata.properties, READ_PAGE_INDEX_ENABLED, READ_PAGE_INDEX_ENABLED_DEFAULT)
     # Eager reads of several files decode each file in its own thread only: the files are the
     # parallelism, and pyarrow's column tasks for a file on top of them cost more than they
     # gain (a few columns, two cores: 3-5% slower). One file keeps pyarrow's threads.
@@ -137,6 +140,7 @@ def read_batches(
                     layouts,
                     for_table=eager and batch_size is None,
                     use_threads=use_threads,
+                    page_reads=page_reads,
                 )
             except Exception as error:  # raised when the consumer reaches this task, as in turn
                 yield functools.partial(_raise, error)
@@ -196,8 +200,10 @@ def _task_reader(
     *,
     for_table: bool,
     use_threads: bool,
+    page_reads: bool = True,
 ) -> Callable[[], Iterable[pa.RecordBatch]]:
-    """What reading one task's rows takes, prepared (deletes loaded, residual bound)."""
+    """What reading one task's rows takes, prepared (deletes loaded, residual bound).
+    ``page_reads``: a selective read may skip pages by the file's page index."""
     if task.file.file_format != FileFormat.PARQUET:
         raise UnsupportedFeatureError(
             f"data file {task.file.file_path} is {task.file.file_format.value}; icefloe reads Parquet data files"
@@ -205,11 +211,14 @@ def _task_reader(
     positions = deletes.for_task(task)
     equality = deletes.equality_for_task(task, read_schema)
     schema = _with_delete_columns(read_schema, equality)
+    kwargs: dict[str, Any] = {}
     residual = None
     if not isinstance(task.residual, AlwaysTrue):
         bound = bind(read_schema, task.residual, case_sensitive=case_sensitive)
         residual = to_arrow_expression(bound, read_schema)
-    kwargs: dict[str, Any] = {}
+        pushed = page_predicate(bound, read_schema) if page_reads else None
+        if pushed is not None:
+            kwargs["page_filter"] = pushed
     if batch_size is not None:
         kwargs["batch_size"] = batch_size
     if for_table:

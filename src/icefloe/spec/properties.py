@@ -142,6 +142,10 @@ SPLIT_LOOKBACK = "read.split.planning-lookback"
 SPLIT_LOOKBACK_DEFAULT = 10
 SPLIT_OPEN_FILE_COST = "read.split.open-file-cost"
 SPLIT_OPEN_FILE_COST_DEFAULT = 4 * 1024 * 1024
+# icefloe's: selective reads skip pages by the Parquet page index (DataFusion, the page-index
+# extra) where it pays; "false" reads every file with pyarrow
+READ_PAGE_INDEX_ENABLED = "read.parquet.page-index.enabled"
+READ_PAGE_INDEX_ENABLED_DEFAULT = True
 
 
 def row_level_mode_property(command: str) -> str:

@@ -136,6 +136,9 @@ class ParquetWriteOptions:
             # Decimals of precision <= 18 as int32/int64, as Appendix A and Java's writers do.
             "store_decimal_as_integer": True,
             "write_statistics": True,
+            # A page index (each page's bounds and offset), as Java's writer (parquet-mr) writes:
+            # selective reads skip the pages it rules out (``arrow/page_index.py``).
+            "write_page_index": True,
             # Iceberg readers use the Parquet schema and field ids, not an Arrow schema blob.
             "store_schema": False,
         }
