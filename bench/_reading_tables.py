@@ -27,7 +27,7 @@ import icefloe
 __all__ = ["OUT", "ReadTable", "TableParams", "ensure_table"]
 
 OUT = Path(__file__).resolve().parent / "out" / "reading"
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: icefloe writes a page index
 ROW_GROUP_ROWS = 128_000
 START_US = 1_704_067_200_000_000  # 2024-01-01
 

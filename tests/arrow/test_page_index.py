@@ -386,3 +386,178 @@ def test_reads_in_threads_at_once(data_file: Path, monkeypatch: pytest.MonkeyPat
     assert sum(taken) == len(filters)
     for start, table in zip(range(0, 56_000, 3500), found):
         assert table.column("id").to_pylist() == list(range(start, start + 50))
+
+
+def test_a_path_datafusion_would_read_as_a_pattern_is_read_with_pyarrow(
+    data_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = page_reads(monkeypatch)
+    expr = equal("id", 12)
+    for directory in ("name=a*b", "name=a?b", "name=[ab]"):
+        path = tmp_path / directory / "data.parquet"
+        path.parent.mkdir()
+        path.write_bytes(data_file.read_bytes())
+        assert _read(path, expr, pages=True).column("id").to_pylist() == [12]
+    assert taken == [False, False, False]
+    assert _read(data_file, expr, pages=True).column("id").to_pylist() == [12]
+    assert taken[-1] is True
+
+
+# ---- found in review: order, fork, failures, odd files -----------------------------------------
+
+
+def test_rows_keep_the_files_order_over_several_row_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter repeating a term makes DataFusion factor it out and, with several partitions,
+    merge them in any order: the read runs one partition."""
+    taken = page_reads(monkeypatch)
+    monkeypatch.setattr(page_index, "MIN_ROWS", 1000)
+    path = tmp_path / "groups.parquet"
+    table = pa.Table.from_arrays(_columns(), schema=schema_to_arrow(SCHEMA))
+    pq.write_table(table, path, row_group_size=ROWS // 4, data_page_size=8 << 10, write_page_index=True)
+    key = ["key-0000097" if i % 97 == 0 else f"key-{i:07d}" for i in range(0, ROWS, 1000)]
+    expr = or_(
+        or_(and_(is_in("s", key), less_than("id", ROWS // 3)), equal("id", 5)),
+        and_(is_in("s", key), greater_than("id", ROWS * 2 // 3)),
+    )
+    for _ in range(5):  # (the order of merged partitions varies from run to run)
+        found = _read(path, expr, pages=True)
+        _assert_same(found, _read(path, expr, pages=False), expr)
+    assert taken == [True] * 5
+
+
+_OUTSIDE_USE_THEN_FORK = """
+import multiprocessing, sys
+import datafusion
+import pyarrow as pa
+from icefloe.arrow import page_index
+from icefloe.arrow.page_index import page_predicate
+from icefloe.arrow.reader import read_parquet
+from icefloe.arrow.row_filter import to_arrow_expression
+from icefloe.expressions import bind, equal
+from icefloe.spec.schema import Schema
+from icefloe.spec.types import LongType, NestedField
+
+def read(queue):
+    page_index.MIN_ROWS = 1000
+    schema = Schema(NestedField(1, "id", LongType(), required=True))
+    bound = bind(schema, equal("id", 12))
+    batches = read_parquet(None, sys.argv[1], projected=schema, row_filter=to_arrow_expression(bound, schema),
+                           page_filter=page_predicate(bound, schema))
+    queue.put([i for b in batches for i in b.column(0).to_pylist()])
+
+if __name__ == "__main__":
+    datafusion.SessionContext().sql("select 1").collect()  # the application's own use
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=read, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    if child.is_alive():
+        child.kill()
+        print("hung")
+    else:
+        print(child.exitcode, queue.get(timeout=5))
+"""
+
+
+def test_a_child_of_a_process_that_ran_datafusion_itself_reads_with_pyarrow(
+    data_file: Path, tmp_path: Path
+) -> None:
+    """The application ran DataFusion, not icefloe: its runtime is in the child all the same."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "fork.py"
+    script.write_text(_OUTSIDE_USE_THEN_FORK)
+    done = subprocess.run(
+        [sys.executable, str(script), str(data_file)], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "0 [12]", done.stderr
+
+
+def test_a_file_datafusion_cannot_read_is_read_by_pyarrow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DataFusion checks that strings are UTF-8, pyarrow does not: rows are read ahead, so the
+    failure comes before any row is handed on, and pyarrow reads the file."""
+    taken = page_reads(monkeypatch)
+    strings = [f"v{i}".encode() for i in range(ROWS)]
+    strings[ROWS - 10] = b"\xff\xfe not utf-8"
+    schema = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "s", StringType()))
+    table = pa.Table.from_arrays(
+        [pa.array(np.arange(ROWS, dtype=np.int64)), pa.array(strings, pa.binary()).view(pa.string())],
+        schema=schema_to_arrow(schema),
+    )
+    path = tmp_path / "bad-utf8.parquet"
+    pq.write_table(table, path, row_group_size=ROWS, data_page_size=4 << 10, write_page_index=True)
+    expr = or_(less_than("id", 100), greater_than("id", ROWS - 20))
+    found = _read(path, expr, pages=True, schema=schema)
+    assert found.column("id").to_pylist() == [*range(100), *range(ROWS - 19, ROWS)]
+    assert taken == [False]
+
+
+def test_files_with_a_repeated_field_id_or_without_ids_are_not_pushed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = page_reads(monkeypatch)
+    schema = Schema(NestedField(1, "id", LongType(), required=True))
+    ids = np.arange(ROWS, dtype=np.int64)
+    field_id = {b"PARQUET:field_id": b"1"}
+    repeated = pa.Table.from_arrays(
+        [pa.array(ids), pa.array(ids[::-1].copy())],
+        schema=pa.schema(
+            [pa.field("id", pa.int64(), False, field_id), pa.field("old", pa.int64(), False, field_id)]
+        ),
+    )
+    path = tmp_path / "repeated.parquet"
+    pq.write_table(repeated, path, row_group_size=ROWS, data_page_size=4 << 10, write_page_index=True)
+    assert _read(path, equal("id", 12), pages=True, schema=schema).column("id").to_pylist() == [12]
+    assert taken == [False]
+    # no field ids: columns are matched by the table's name mapping, which the filter does not use
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(
+        pa.table({"id": ids}), plain, row_group_size=ROWS, data_page_size=4 << 10, write_page_index=True
+    )
+    from icefloe.spec.name_mapping import create_mapping_from_schema
+
+    found = _read(
+        plain, equal("id", 12), pages=True, schema=schema, name_mapping=create_mapping_from_schema(schema)
+    )
+    assert found.column("id").to_pylist() == [12]
+    assert taken == [False, False]
+
+
+def test_promoted_and_missing_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An int column read as long (literals that do not fit an int are not pushed), and a
+    column added after the file was written (all null)."""
+    taken = page_reads(monkeypatch)
+    written = Schema(NestedField(1, "id", IntegerType(), required=True))
+    path = tmp_path / "ints.parquet"
+    table = pa.Table.from_arrays([pa.array(np.arange(ROWS, dtype=np.int32))], schema=schema_to_arrow(written))
+    pq.write_table(table, path, row_group_size=ROWS, data_page_size=4 << 10, write_page_index=True)
+    current = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "added", StringType()))
+    cases = [
+        (and_(greater_than_or_equal("id", 500), less_than("id", 510)), list(range(500, 510)), True),
+        (or_(equal("id", 7), equal("id", 1 << 40)), [7], False),  # 2**40 is no int: not pushed
+        (and_(equal("id", 9), is_null("added")), [9], True),
+        (and_(equal("id", 9), not_null("added")), [], True),
+        (or_(equal("id", 9), equal("added", "x")), [9], False),  # the file lacks "added"
+    ]
+    for expr, ids, pushed in cases:
+        del taken[:]
+        found = _read(path, expr, pages=True, schema=current)
+        assert found.column("id").to_pylist() == ids, str(expr)
+        _assert_same(found, _read(path, expr, pages=False, schema=current), expr)
+        assert taken == [pushed], str(expr)
+
+
+def test_files_of_any_name_are_read(data_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only ``.parquet``: Impala writes ``.parq``, and a file needs no extension at all."""
+    taken = page_reads(monkeypatch)
+    for name in ("data.parq", "data"):
+        path = tmp_path / name
+        path.write_bytes(data_file.read_bytes())
+        assert _read(path, equal("id", 12), pages=True).column("id").to_pylist() == [12]
+    assert taken == [True, True]

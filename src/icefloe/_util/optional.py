@@ -31,11 +31,11 @@ def import_optional(module: str, *, extra: str) -> ModuleType:
 
 
 def installed_module(module: str) -> ModuleType | None:
-    """``module`` imported, or None when it is not installed (for what icefloe uses only when
-    it is there, e.g. DataFusion's page-index reads)."""
+    """``module`` imported, or None when it is not installed or does not load (for what
+    icefloe uses only when it is there, e.g. DataFusion's page-index reads)."""
     try:
         return importlib.import_module(module)
-    except ImportError:
+    except (ImportError, OSError):  # (OSError: a native library it needs is missing)
         return None
 
 

@@ -28,6 +28,7 @@ other batch, so the result does not depend on which reader read the pages.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from icefloe.spec.types import (
 )
 
 __all__ = [
+    "BUFFER_BYTES",
     "MAX_FRACTION",
     "MIN_ROWS",
     "Compare",
@@ -72,6 +74,8 @@ __all__ = [
 #: Row groups (left after row-group pruning) of fewer rows are read by pyarrow: a DataFusion
 #: read costs a few milliseconds of planning, which pages of so few rows do not repay.
 MIN_ROWS = 200_000
+#: What a DataFusion read holds before handing on its first batch (see ``page_batches``).
+BUFFER_BYTES = 16 << 20
 #: A filter that the row-group statistics say keeps more than this share of the rows read is
 #: read by pyarrow (faster when most pages are read anyway).
 MAX_FRACTION = 0.25
@@ -86,6 +90,8 @@ _PUSHED_TYPES = (
     TimestamptzNanoType,
     StringType,
 )
+#: DataFusion reads a path holding these as a pattern (of other files, maybe): pyarrow reads it.
+_GLOB = frozenset("*?[]{}")
 #: The most rows per batch DataFusion makes (its default).
 _BATCH_ROWS = 8192
 #: Types whose Parquet physical values are the Iceberg value as an int (for the estimate).
@@ -308,8 +314,10 @@ def _range_share(bounds: list[Compare], group: Any, columns: dict[int, int]) -> 
 
 _lock = threading.Lock()
 _sessions: dict[int, Any] = {}
-#: The process whose DataFusion runtime runs the reads (see ``_usable``).
+#: The process whose DataFusion runtime runs the reads (see ``_usable``); ``_NOBODY`` in a child
+#: forked after DataFusion was loaded.
 _owner: int | None = None
+_NOBODY = -1
 _loaded = False
 _module: Any = None
 
@@ -331,13 +339,27 @@ def page_available() -> bool:
 
 def _usable() -> bool:
     """Whether this process may read through DataFusion: the one that first did (or any, if
-    none has). A process forked after DataFusion ran inherits its runtime without the threads
-    that drive it, and its first read would hang: it reads with pyarrow instead."""
+    none has and DataFusion was not loaded before it was forked: ``_after_fork``)."""
     global _owner
     with _lock:
         if _owner is None:
             _owner = os.getpid()
         return _owner == os.getpid()
+
+
+def _after_fork() -> None:
+    """In a forked child: DataFusion's runtime, if the parent ran it (through icefloe or not),
+    came without the threads that drive it, and a read would hang. A child of a process that
+    had loaded DataFusion reads with pyarrow; the lock starts afresh (the fork may have copied
+    it held)."""
+    global _lock, _owner
+    _lock = threading.Lock()
+    if _module is not None or "datafusion" in sys.modules:
+        _owner = _NOBODY
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def _session(batch_size: int) -> Any:
@@ -357,6 +379,9 @@ def _session(batch_size: int) -> Any:
                 .set("datafusion.execution.parquet.schema_force_view_types", "false")
                 .set("datafusion.execution.parquet.binary_as_string", "false")
                 .set("datafusion.optimizer.repartition_file_scans", "false")
+                # one partition: a plan of several (e.g. after common subexpressions of the
+                # filter are factored out) merges them in any order
+                .set("datafusion.execution.target_partitions", "1")
                 .set("datafusion.execution.batch_size", str(batch_size))
             )
             found = _sessions[batch_size] = datafusion.SessionContext(config)
@@ -469,42 +494,79 @@ def page_batches(
     exactly those fields' types and metadata (field ids), in the order of ``columns``.
 
     Raises:
-        InvalidDataFileError: DataFusion failed after its first batch (naming the file).
+        InvalidDataFileError: DataFusion failed after ``BUFFER_BYTES`` of rows were handed on
+            (naming the file).
     """
     if not worth_reading(metadata, row_groups, leaf_columns(metadata, file_fields), predicate):
         return None
-    if _datafusion() is None or not _usable():
+    if any(c in path for c in _GLOB) or _datafusion() is None or not _usable():
         return None
     try:
         # DataFusion sizes its decoding buffers by the batch size: a table read's batches of
         # 64 MB (``for_table``) made a point lookup twice as slow as batches of 8,192 rows
-        frame = _session(min(batch_size, _BATCH_ROWS)).read_parquet(path)
+        frame = _session(min(batch_size, _BATCH_ROWS)).read_parquet(path, file_extension="")
         types = {field.name: field.type for field in frame.schema()}
-        names = {fid: f.name for f in file_fields if (fid := field_id_of(f)) is not None}
-        condition = _expression(predicate, names, types)
+        condition = _expression(predicate, _names_by_id(file_fields), types)
         if condition is None:
             return None
         by_name = {f.name: f for f in file_fields}
         schema = pa.schema([by_name[name] for name in columns])
         stream = iter(frame.filter(condition).select(*(_column(name) for name in columns)).execute_stream())
-        first = next(stream, None)
+        # Up to BUFFER_BYTES of the rows are read before any is handed on, so that a file
+        # DataFusion fails on (it checks strings are UTF-8, pyarrow does not) is read by pyarrow
+        # instead; a selective read is usually all there by then.
+        buffered: list[pa.RecordBatch] = []
+        size = 0
+        rest: Iterator[Any] | None = None
+        for found in stream:
+            batch = _in_file_types(found.to_pyarrow(), schema)
+            if batch.num_rows:
+                buffered.append(batch)
+                size += batch.nbytes
+            if size > BUFFER_BYTES:
+                rest = stream
+                break
     except Exception:  # DataFusion raises errors of no common base: pyarrow reads the file instead
         return None
-    return _batches(first, stream, schema, path)
+    return _batches(buffered, rest, schema, path)
 
 
-def _batches(first: Any, stream: Iterator[Any], schema: pa.Schema, path: str) -> Iterator[pa.RecordBatch]:
-    """The stream's batches (``first`` already taken) in the file's Arrow types."""
-    found = first
-    while found is not None:
-        batch = found.to_pyarrow()
-        if batch.num_rows:
-            arrays = [
-                column if column.type == field.type else column.cast(field.type)
-                for column, field in zip(batch.columns, schema)
-            ]
-            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+def _names_by_id(file_fields: Sequence[pa.Field]) -> dict[int, str]:
+    """The file's top-level column of each field id; none for an id two columns claim (an
+    invalid file: the projection takes the first, so the filter must not guess)."""
+    names: dict[int, str] = {}
+    repeated: set[int] = set()
+    for field in file_fields:
+        fid = field_id_of(field)
+        if fid is not None:
+            if fid in names:
+                repeated.add(fid)
+            names[fid] = field.name
+    return {fid: name for fid, name in names.items() if fid not in repeated}
+
+
+def _in_file_types(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with the types and field metadata pyarrow reads the file's columns with."""
+    arrays = [
+        column if column.type == field.type else column.cast(field.type)
+        for column, field in zip(batch.columns, schema)
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _batches(
+    buffered: list[pa.RecordBatch], rest: Iterator[Any] | None, schema: pa.Schema, path: str
+) -> Iterator[pa.RecordBatch]:
+    """The batches read ahead, then those of the ``rest`` of the stream."""
+    yield from buffered
+    buffered.clear()
+    while rest is not None:
         try:
-            found = next(stream, None)
+            found = next(rest, None)
         except Exception as error:  # DataFusion's errors have no common base
             raise InvalidDataFileError(f"cannot read data file {path}: {error}", location=path) from error
+        if found is None:
+            return
+        batch = _in_file_types(found.to_pyarrow(), schema)
+        if batch.num_rows:
+            yield batch
