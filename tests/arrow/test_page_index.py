@@ -322,6 +322,12 @@ def test_the_estimate_reads_a_range_on_one_column_as_one_range(data_file: Path) 
     assert not worth(and_(greater_than_or_equal("id", 1000), less_than("id", ROWS - 1000)))
     assert worth(less_than("id", ROWS // 10))
     assert not worth(or_(less_than("id", ROWS // 5), greater_than("id", ROWS - ROWS // 5)))
+    # equality: a few rows per value, or the values' share of an integer column's range
+    assert worth(equal("s", "key-0000005"))
+    assert worth(equal("k", 3))  # k: 0 .. 999
+    assert worth(is_in("k", list(range(200))))
+    assert not worth(is_in("k", list(range(300))))
+    assert worth(is_in("k", [-5, *range(1000, 1300)]))  # none of those values is in the range
 
 
 def test_what_is_pushed() -> None:

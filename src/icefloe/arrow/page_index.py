@@ -288,7 +288,15 @@ def _share(compare: Compare, group: Any, columns: dict[int, int]) -> float:
         return 1.0 if nulls is None else nulls / rows
     if compare.op == "not_null":
         return 1.0 if nulls is None else 1 - nulls / rows
-    return min(1.0, len(compare.values) / rows)  # = and IN: a few rows per value, at most
+    # = and IN: a few rows per value, at most; and of an integer column, the values' share of
+    # the ones between its min and max (k IN (0, 1) of a column of zeros and ones keeps all)
+    values = len(compare.values)
+    if isinstance(compare.type, _INTEGRAL) and stats.has_min_max:
+        low, high = stats.min_raw, stats.max_raw
+        if isinstance(low, int) and isinstance(high, int) and all(isinstance(v, int) for v in compare.values):
+            values = sum(1 for v in compare.values if low <= v <= high)
+            return min(1.0, values / min(high - low + 1, rows))
+    return min(1.0, values / rows)
 
 
 def _range_share(bounds: list[Compare], group: Any, columns: dict[int, int]) -> float:
