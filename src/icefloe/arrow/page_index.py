@@ -27,6 +27,8 @@ other batch, so the result does not depend on which reader read the pages.
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 import sys
 import threading
@@ -277,6 +279,15 @@ def _statistics(compare: Compare, group: Any, columns: dict[int, int]) -> Any:
     return None if index is None else group.column(index).statistics
 
 
+def _int_bounds(compare: Compare, stats: Any) -> tuple[int, int] | None:
+    """The min and max of the compared column, when it stores integers (the Iceberg values,
+    for ``_INTEGRAL`` types) and its statistics have them."""
+    if not isinstance(compare.type, _INTEGRAL) or not stats.has_min_max:
+        return None
+    low, high = stats.min_raw, stats.max_raw
+    return (low, high) if isinstance(low, int) and isinstance(high, int) else None
+
+
 def _share(compare: Compare, group: Any, columns: dict[int, int]) -> float:
     """The share of rows an equality, IN or null check keeps."""
     stats = _statistics(compare, group, columns)
@@ -290,25 +301,22 @@ def _share(compare: Compare, group: Any, columns: dict[int, int]) -> float:
         return 1.0 if nulls is None else 1 - nulls / rows
     # = and IN: a few rows per value, at most; and of an integer column, the values' share of
     # the ones between its min and max (k IN (0, 1) of a column of zeros and ones keeps all)
-    values = len(compare.values)
-    if isinstance(compare.type, _INTEGRAL) and stats.has_min_max:
-        low, high = stats.min_raw, stats.max_raw
-        if isinstance(low, int) and isinstance(high, int) and all(isinstance(v, int) for v in compare.values):
-            values = sum(1 for v in compare.values if low <= v <= high)
-            return min(1.0, values / min(high - low + 1, rows))
-    return min(1.0, values / rows)
+    bounds = _int_bounds(compare, stats)
+    if bounds is not None and all(isinstance(v, int) for v in compare.values):
+        low, high = bounds
+        inside = sum(1 for v in compare.values if low <= v <= high)
+        return min(1.0, inside / min(high - low + 1, rows))
+    return min(1.0, len(compare.values) / rows)
 
 
 def _range_share(bounds: list[Compare], group: Any, columns: dict[int, int]) -> float:
     """The share of the column's [min, max] that range comparisons on it keep."""
-    first = bounds[0]
-    stats = _statistics(first, group, columns)
-    if stats is None or not isinstance(first.type, _INTEGRAL) or not stats.has_min_max:
-        return 1.0
-    low, high = stats.min_raw, stats.max_raw
+    stats = _statistics(bounds[0], group, columns)
+    found = None if stats is None else _int_bounds(bounds[0], stats)
     values = [b.values[0] for b in bounds]
-    if not all(isinstance(v, int) for v in (low, high, *values)) or high <= low:
+    if found is None or not all(isinstance(v, int) for v in values) or found[1] <= found[0]:
         return 1.0
+    low, high = found
     start, stop = low, high
     for bound, value in zip(bounds, values):
         if bound.op in ("<", "<="):
@@ -396,6 +404,9 @@ def _session(batch_size: int) -> Any:
         return found
 
 
+_COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq}
+
+
 def _column(name: str) -> Any:
     """A DataFusion column by its exact name (quoted: no case folding, no dotted paths)."""
     return _module.col('"' + name.replace('"', '""') + '"')
@@ -436,19 +447,10 @@ def _expression(
     if isinstance(predicate, PagePredicate):
         parts = [_expression(p, names, types) for p in predicate.parts]
         if predicate.kind == "all":
-            pushed = [p for p in parts if p is not None]
-            if not pushed:
-                return None
-            result = pushed[0]
-            for part in pushed[1:]:
-                result = result & part
-            return result
-        if any(p is None for p in parts):
-            return None
-        result = parts[0]
-        for part in parts[1:]:
-            result = result | part
-        return result
+            pushed = [p for p in parts if p is not None]  # AND: what can be pushed of it
+            return functools.reduce(operator.and_, pushed) if pushed else None
+        # (``is``: a DataFusion expression's ``==`` builds an expression, always true)
+        return None if any(p is None for p in parts) else functools.reduce(operator.or_, parts)
     name = names.get(predicate.field_id)
     if name is None or name not in types or not _matches(predicate.type, types[name]):
         return None  # (a column the file lacks reads as nulls: not pushed)
@@ -462,19 +464,13 @@ def _expression(
         return None
     if predicate.op == "in":
         return _module.functions.in_list(column, literals, False)
-    first = literals[0]
-    return {
-        "<": lambda: column < first,
-        "<=": lambda: column <= first,
-        ">": lambda: column > first,
-        ">=": lambda: column >= first,
-        "=": lambda: column == first,
-    }[predicate.op]()
+    return _COMPARISONS[predicate.op](column, literals[0])
 
 
 def leaf_columns(metadata: pq.FileMetaData, file_fields: Sequence[pa.Field]) -> dict[int, int]:
-    """The Parquet column (leaf) index of each top-level primitive field, by field id."""
-    ids = {f.name: fid for f in file_fields if (fid := field_id_of(f)) is not None}
+    """The Parquet column (leaf) index of each top-level primitive field, by field id (as
+    ``_names_by_id`` finds the field's column)."""
+    ids = {name: fid for fid, name in _names_by_id(file_fields).items()}
     found: dict[int, int] = {}
     for index in range(metadata.num_columns):
         fid = ids.get(metadata.schema.column(index).path)
@@ -519,24 +515,22 @@ def page_batches(
             return None
         by_name = {f.name: f for f in file_fields}
         schema = pa.schema([by_name[name] for name in columns])
-        stream = iter(frame.filter(condition).select(*(_column(name) for name in columns)).execute_stream())
+        read = _in_file_types(frame.filter(condition).select(*(_column(name) for name in columns)), schema)
         # Up to BUFFER_BYTES of the rows are read before any is handed on, so that a file
         # DataFusion fails on (it checks strings are UTF-8, pyarrow does not) is read by pyarrow
         # instead; a selective read is usually all there by then.
         buffered: list[pa.RecordBatch] = []
         size = 0
-        rest: Iterator[Any] | None = None
-        for found in stream:
-            batch = _in_file_types(found.to_pyarrow(), schema)
-            if batch.num_rows:
-                buffered.append(batch)
-                size += batch.nbytes
+        rest: Iterator[pa.RecordBatch] | None = None
+        for batch in read:
+            buffered.append(batch)
+            size += batch.nbytes
             if size > BUFFER_BYTES:
-                rest = stream
+                rest = read
                 break
     except Exception:  # DataFusion raises errors of no common base: pyarrow reads the file instead
         return None
-    return _batches(buffered, rest, schema, path)
+    return _batches(buffered, rest, path)
 
 
 def _names_by_id(file_fields: Sequence[pa.Field]) -> dict[int, str]:
@@ -553,28 +547,28 @@ def _names_by_id(file_fields: Sequence[pa.Field]) -> dict[int, str]:
     return {fid: name for fid, name in names.items() if fid not in repeated}
 
 
-def _in_file_types(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """``batch`` with the types and field metadata pyarrow reads the file's columns with."""
-    arrays = [
-        column if column.type == field.type else column.cast(field.type)
-        for column, field in zip(batch.columns, schema)
-    ]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+def _in_file_types(frame: Any, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The non-empty batches of the DataFusion ``frame``, with the types and field metadata
+    (``schema``) pyarrow reads the file's columns with."""
+    for found in frame.execute_stream():
+        batch = found.to_pyarrow()
+        if batch.num_rows:
+            arrays = [
+                column if column.type == field.type else column.cast(field.type)
+                for column, field in zip(batch.columns, schema)
+            ]
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _batches(
-    buffered: list[pa.RecordBatch], rest: Iterator[Any] | None, schema: pa.Schema, path: str
+    buffered: list[pa.RecordBatch], rest: Iterator[pa.RecordBatch] | None, path: str
 ) -> Iterator[pa.RecordBatch]:
-    """The batches read ahead, then those of the ``rest`` of the stream."""
+    """The batches read ahead, then the ``rest`` of the read."""
     yield from buffered
     buffered.clear()
-    while rest is not None:
-        try:
-            found = next(rest, None)
-        except Exception as error:  # DataFusion's errors have no common base
-            raise InvalidDataFileError(f"cannot read data file {path}: {error}", location=path) from error
-        if found is None:
-            return
-        batch = _in_file_types(found.to_pyarrow(), schema)
-        if batch.num_rows:
-            yield batch
+    if rest is None:
+        return
+    try:
+        yield from rest
+    except Exception as error:  # DataFusion's errors have no common base
+        raise InvalidDataFileError(f"cannot read data file {path}: {error}", location=path) from error
