@@ -90,19 +90,26 @@ class ArrowFileSource(Protocol):
     def arrow_filesystem(self, location: str) -> tuple[pafs.FileSystem, str]: ...
 
 
-def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
-    """Open ``path`` for reading; returns the file and whether its storage is remote."""
+def _arrow_location(fs: Any, path: str) -> tuple[pafs.FileSystem, str] | None:
+    """The pyarrow filesystem ``path`` is read through, and its path there; None for a
+    ``fs`` that only opens files (``new_input``)."""
     # (attribute checks, not the runtime Protocols: isinstance on those is slow, once a file)
     if fs is None:
-        filesystem, inner = (
-            pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
-        )
-        return filesystem.open_input_file(inner), filesystem.type_name != "local"
+        return pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
     if isinstance(fs, pafs.FileSystem):
-        return fs.open_input_file(path), fs.type_name != "local"
+        return fs, path
     arrow_filesystem = getattr(fs, "arrow_filesystem", None)
     if callable(arrow_filesystem):
         filesystem, inner = arrow_filesystem(path)
+        return filesystem, inner
+    return None
+
+
+def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
+    """Open ``path`` for reading; returns the file and whether its storage is remote."""
+    found = _arrow_location(fs, path)
+    if found is not None:
+        filesystem, inner = found
         return filesystem.open_input_file(inner), filesystem.type_name != "local"
     new_input = getattr(fs, "new_input", None)
     if callable(new_input):
@@ -114,18 +121,8 @@ def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
 
 def _local_os_path(fs: Any, path: str) -> str | None:
     """The path of ``path`` on the local disk, when ``fs`` reads it from there."""
-    if fs is None:
-        if "://" not in path:
-            return path
-        filesystem, inner = pafs.FileSystem.from_uri(path)
-        return str(inner) if filesystem.type_name == "local" else None
-    if isinstance(fs, pafs.FileSystem):
-        return path if fs.type_name == "local" else None
-    arrow_filesystem = getattr(fs, "arrow_filesystem", None)
-    if callable(arrow_filesystem):
-        filesystem, inner = arrow_filesystem(path)
-        return str(inner) if filesystem.type_name == "local" else None
-    return None
+    found = _arrow_location(fs, path)
+    return str(found[1]) if found is not None and found[0].type_name == "local" else None
 
 
 def _page_pruned(
