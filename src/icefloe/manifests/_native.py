@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import threading
+from dataclasses import dataclass
 from types import ModuleType, TracebackType
 from typing import Any
 
@@ -129,10 +130,35 @@ class _Source:
         return None
 
 
-# Writer schemas (shared parsed objects, see ``_avro_file``) -> whether a record field has the
-# Avro type ``null``; the schema is kept in the value so that its id is not reused.
-_NULL_FIELDS: dict[int, tuple[Any, bool]] = {}
-_NULL_FIELDS_LIMIT = 512
+@dataclass(frozen=True, slots=True)
+class _SchemaFacts:
+    """What decoding a writer schema natively needs to know: whether a record field has the
+    Avro type ``null`` (arrow-avro cannot decode it: fastavro does), and the schema text to
+    decode with when it holds records without fields (``_without_empty_records``; None: the
+    file's own)."""
+
+    null_field: bool
+    native_text: bytes | None
+
+
+# Writer schemas (shared parsed objects, see ``_avro_file``) -> their facts; the schema is kept
+# in the value so that its id is not reused.
+_SCHEMA_FACTS: dict[int, tuple[Any, _SchemaFacts]] = {}
+_SCHEMA_FACTS_LIMIT = 512
+
+
+def _facts(header: AvroHeader, location: str) -> _SchemaFacts:
+    schema = schema_of(header, location)
+    found = _SCHEMA_FACTS.get(id(schema))
+    if found is not None and found[0] is schema:
+        return found[1]
+    stripped = _without_empty_records(schema)
+    text = None if stripped == schema else json.dumps(stripped, separators=(",", ":")).encode("utf-8")
+    facts = _SchemaFacts(_has_null_field(schema), text)
+    if len(_SCHEMA_FACTS) >= _SCHEMA_FACTS_LIMIT:
+        _SCHEMA_FACTS.clear()
+    _SCHEMA_FACTS[id(schema)] = (schema, facts)
+    return facts
 
 
 def _has_null_field(schema: Any) -> bool:
@@ -154,22 +180,6 @@ def _has_null_field(schema: Any) -> bool:
     if kind == "map":
         return _has_null_field(schema.get("values"))
     return isinstance(kind, (dict, list)) and _has_null_field(kind)
-
-
-def _null_fields(schema: Any) -> bool:
-    found = _NULL_FIELDS.get(id(schema))
-    if found is not None and found[0] is schema:
-        return found[1]
-    value = _has_null_field(schema)
-    if len(_NULL_FIELDS) >= _NULL_FIELDS_LIMIT:
-        _NULL_FIELDS.clear()
-    _NULL_FIELDS[id(schema)] = (schema, value)
-    return value
-
-
-# Writer schemas -> the schema text to decode them with natively when they hold a record
-# without fields (None: the file's own). Kept as ``_NULL_FIELDS`` is.
-_NATIVE_SCHEMAS: dict[int, tuple[Any, bytes | None]] = {}
 
 
 def _without_empty_records(schema: Any) -> Any:
@@ -200,23 +210,13 @@ def _without_empty_records(schema: Any) -> Any:
     return schema
 
 
-def _native_header(header: AvroHeader, location: str) -> bytes | None:
+def _native_header(header: AvroHeader, facts: _SchemaFacts) -> bytes | None:
     """The header to decode the file with natively, when its schema must change (see
-    ``_without_empty_records``); None to decode the file as it is."""
-    schema = schema_of(header, location)
-    found = _NATIVE_SCHEMAS.get(id(schema))
-    if found is not None and found[0] is schema:
-        text = found[1]
-    else:
-        stripped = _without_empty_records(schema)
-        text = None if stripped == schema else json.dumps(stripped, separators=(",", ":")).encode("utf-8")
-        if len(_NATIVE_SCHEMAS) >= _NULL_FIELDS_LIMIT:
-            _NATIVE_SCHEMAS.clear()
-        _NATIVE_SCHEMAS[id(schema)] = (schema, text)
-    if text is None:
+    ``_without_empty_records``): the file's own (its codec, its sync marker) with that schema;
+    None to decode the file as it is."""
+    if facts.native_text is None:
         return None
-    # The file's own header (its codec, its sync marker) with that schema.
-    return encode_header({**header.metadata, "avro.schema": text}, header.sync)
+    return encode_header({**header.metadata, "avro.schema": facts.native_text}, header.sync)
 
 
 def decode(
@@ -240,9 +240,10 @@ def decode(
     smallest = NATIVE_MIN_RECORDS if min_records is None else min_records
     if records < smallest and fastavro_parses(header, location):
         return None, None
-    if _null_fields(schema_of(header, location)):
+    facts = _facts(header, location)
+    if facts.null_field:
         return None, f"{location} (a field of Avro type null, Iceberg's unknown)"
-    native_header = _native_header(header, location)
+    native_header = _native_header(header, facts)
     if native_header is not None:
         return _read(module, native_header + data[header.end :], records, location, whole_file=False)
     return _read(module, data, records, location)
@@ -336,9 +337,10 @@ def decode_whole(files: list[tuple[bytes, AvroHeader, str]]) -> tuple[pa.RecordB
         return None
     first_data, first, first_location = files[0]
     schema, codec = first.metadata.get("avro.schema"), first.metadata.get("avro.codec")
-    if _null_fields(schema_of(first, first_location)):
+    facts = _facts(first, first_location)
+    if facts.null_field:
         return None
-    native_header = _native_header(first, first_location)
+    native_header = _native_header(first, facts)
     parts: list[bytes | memoryview] = [native_header or memoryview(first_data)[: first.end]]
     counts = []
     for data, header, location in files:
