@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
 
 from pyspark.sql import SparkSession
+
+from icefloe.errors import MissingDependencyError
 
 __all__ = ["configure_reads", "local_session"]
 
@@ -20,6 +23,34 @@ def configure_reads(spark: SparkSession) -> None:
     for key, value in _READ_SETTINGS.items():
         if spark.conf.get(key, None) != value:
             spark.conf.set(key, value)
+
+
+# PySpark's Connect client: the modules its `connect` extra installs (grpcio, grpcio-status,
+# googleapis-common-protos, zstandard).
+_CONNECT_CLIENT = {
+    "grpc": "grpcio",
+    "grpc_status": "grpcio-status",
+    "google.rpc": "googleapis-common-protos",
+    "zstandard": "zstandard",
+}
+
+
+def _require_connect_client() -> None:
+    """Raise MissingDependencyError naming what a Connect session lacks, before PySpark starts a
+    server it could not talk to."""
+    missing = [package for module, package in _CONNECT_CLIENT.items() if not _importable(module)]
+    if missing:
+        raise MissingDependencyError(
+            f"a Spark Connect session needs PySpark's Connect client ({', '.join(missing)} missing): "
+            "pip install 'icefloe[connect]'"
+        )
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # (a parent package, e.g. google, is missing)
+        return False
 
 
 def local_session(
@@ -58,6 +89,7 @@ def local_session(
     for key, value in (config or {}).items():
         (session if key.startswith("spark.sql.") else server)[key] = value
     if connect:
+        _require_connect_client()
         # PySpark starts the local server with these (a Connect session may only set SQL
         # settings: the others would warn that they cannot be modified).
         os.environ["PYSPARK_REMOTE_INIT_CONF_LEN"] = "1"
