@@ -168,7 +168,10 @@ def test_staged_create_then_commit_and_multi_table_commits(server: tuple[httpx.C
     ]
     body = {"requirements": [{"type": "assert-create"}], "updates": updates}
     assert client.post("/v1/namespaces/tx/tables/s", json=body).status_code == 200
-    assert error(client.post("/v1/namespaces/tx/tables/s", json=body)) == (409, "AlreadyExistsException")
+    # A failed assert-create is the spec's (and Java's) failed requirement, in Java's words.
+    again = client.post("/v1/namespaces/tx/tables/s", json=body)
+    assert error(again) == (409, "CommitFailedException")
+    assert again.json()["error"]["message"] == "Requirement failed: table already exists"
     client.post("/v1/namespaces/tx/tables", json={"name": "u", "schema": SCHEMA})
 
     def change(name: str, value: str, requirements: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -309,7 +312,13 @@ def test_bad_input_is_refused_with_4xx(server: tuple[httpx.Client, Path]) -> Non
         client.get("/v2/anything"),
     ]
     statuses = [r.status_code for r in cases]
-    assert statuses == [400, 400, 400, 400, 400, 400, 400, 400, 400, 400, 413, 400, 405, 404], statuses
+    # A name no namespace can have (dots) in the path is a missing namespace: 404.
+    assert statuses == [400, 400, 400, 400, 400, 400, 400, 400, 404, 400, 413, 400, 405, 404], statuses
+    assert cases[8].json()["error"] == {
+        "message": "Namespace does not exist: ../../etc",
+        "type": "NoSuchNamespaceException",
+        "code": 404,
+    }
 
 
 def test_idempotency_keys_replay_the_first_answer(server: tuple[httpx.Client, Path]) -> None:

@@ -28,7 +28,7 @@ from starlette.routing import Route as StarletteRoute
 
 from icefloe.backends.rest.endpoints import Endpoint
 from icefloe.catalog import Catalog
-from icefloe.errors import InvalidMetadataError, ValidationError
+from icefloe.errors import InvalidIdentifierError, InvalidMetadataError, ValidationError
 from icefloe.io import ConfinedFileIO, is_within, strip_trailing_slash
 from icefloe.rest import namespaces, planning, tables, views
 from icefloe.rest.auth import Authenticator, OAuthError, parse_principals
@@ -41,7 +41,7 @@ from icefloe.rest.idempotency import (
 )
 from icefloe.rest.routing import Call, Reply, Route, match_route
 from icefloe.rest.service import CatalogService, json_bytes, json_reply
-from icefloe.rest.wording import check_path_names
+from icefloe.rest.wording import check_path_names, path_missing
 from icefloe.serde.rest_json import CatalogConfig, ErrorResponse
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "RestServer", "app"]
@@ -184,6 +184,11 @@ class RestServer:
             if key:
                 return self._idempotent(route, call, key)
             return route.handler(call)
+        except InvalidIdentifierError as exc:
+            if call.method in ("GET", "HEAD", "DELETE") and "namespace" in call.params:
+                # A name this catalog cannot hold (the Hadoop catalog's '/'): nothing has it.
+                return self.failure(path_missing(call), call)
+            return self.failure(exc, call)
         except Exception as exc:
             return self.failure(exc, call)
 

@@ -32,6 +32,7 @@ __all__ = [
     "java_words",
     "namespace_already_exists",
     "namespace_missing",
+    "path_missing",
     "rename_conflict",
     "table_already_exists",
     "table_missing",
@@ -103,6 +104,15 @@ def java_words(
         raise
 
 
+def path_missing(call: Call) -> Exception:
+    """The not-found error of the object a request's path names."""
+    if "view" in call.params:
+        return view_missing(call.identifier("view"))
+    if "table" in call.params:
+        return table_missing(call.identifier("table"))
+    return namespace_missing(call.namespace)
+
+
 def check_path_names(call: Call) -> None:
     """Raise the not-found error of the object a request's path names when no catalog object
     can have that name (it is simply missing, not a bad request)."""
@@ -115,8 +125,4 @@ def check_path_names(call: Call) -> None:
             if key in params:
                 parse_identifier(call.identifier(key))
     except InvalidIdentifierError:
-        if "view" in params:
-            raise view_missing(call.identifier("view")) from None
-        if "table" in params:
-            raise table_missing(call.identifier("table")) from None
-        raise namespace_missing(call.namespace) from None
+        raise path_missing(call) from None
