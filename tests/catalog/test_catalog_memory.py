@@ -116,4 +116,8 @@ def test_concurrent_writer_before_the_swap(catalog: InMemoryCatalogBackend, ware
     # The losing commit left no file behind.
     assert len(_metadata_files(warehouse)) == 2
     retried = _commit(catalog, current, mine="1")
-    assert dict(retried.metadata.properties) == {"write.parquet.compression-codec": "zstd", "other": "1", "mine": "1"}
+    assert dict(retried.metadata.properties) == {
+        "write.parquet.compression-codec": "zstd",
+        "other": "1",
+        "mine": "1",
+    }

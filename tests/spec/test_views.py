@@ -99,7 +99,9 @@ def test_two_queries_of_one_dialect_and_dropping_a_dialect_are_refused() -> None
         representations=(SQLViewRepresentation("a", "spark"), SQLViewRepresentation("b", "Spark")),
         default_namespace=("db",),
     )
-    with pytest.raises(ValidationError, match="^Invalid view version: Cannot add multiple queries for dialect spark$"):
+    with pytest.raises(
+        ValidationError, match="^Invalid view version: Cannot add multiple queries for dialect spark$"
+    ):
         new_view_metadata(SCHEMA, twice, "/wh/v")
     md = new_view_metadata(SCHEMA, version("SELECT 1"), "/wh/v")
     builder = ViewMetadataBuilder(md)

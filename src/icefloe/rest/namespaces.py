@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from icefloe.backends import parse_namespace
-from icefloe.errors import NamespaceAlreadyExistsError
+from icefloe.backends import identifier_to_string, parse_namespace
+from icefloe.errors import NamespaceAlreadyExistsError, NamespaceNotEmptyError
 from icefloe.rest.errors import HttpProblem
 from icefloe.rest.routing import NAMESPACE_SEPARATOR, Call, Reply
 from icefloe.rest.service import CatalogService, json_reply
@@ -62,7 +62,14 @@ def namespace_exists(service: CatalogService, call: Call) -> Reply:
 
 def drop_namespace(service: CatalogService, call: Call) -> Reply:
     with java_words(namespace=call.namespace):
-        service.backend.drop_namespace(call.namespace)
+        try:
+            service.backend.drop_namespace(call.namespace)
+        except NamespaceNotEmptyError as exc:
+            tables = len(service.backend.list_tables(call.namespace))
+            if not tables:
+                raise  # views or namespaces inside it: the catalog's words name them
+            name = identifier_to_string(call.namespace)
+            raise NamespaceNotEmptyError(f"Namespace {name} is not empty. {tables} tables exist.") from exc
     return Reply(204)
 
 

@@ -9,6 +9,7 @@ swap. A swap lost to a concurrent commit is retried here while the requirements 
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timezone
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -91,6 +92,11 @@ def _create_conflict(service: CatalogService, ident: tuple[str, ...]) -> Excepti
     return RequirementFailedError("Requirement failed: table already exists")
 
 
+def _utc_now_iso() -> str:
+    """Now in UTC as Java's ``OffsetDateTime.toString`` writes it (``2025-01-02T03:04:05.123456Z``)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _creates(requirements: Sequence[TableRequirement]) -> bool:
     return any(isinstance(r, AssertCreate) for r in requirements)
 
@@ -114,8 +120,11 @@ def create_table(service: CatalogService, call: Call) -> Reply:
     try:
         with java_words(namespace=call.namespace):
             if request.stage_create:
+                # As Java's CatalogHandlers.stageTableCreate: the table records when its create
+                # transaction began (the client commits these properties with the table).
+                properties = {"created-at": _utc_now_iso(), **request.properties}
                 metadata = service.backend.stage_create(
-                    ident, request.schema, spec, order, location, request.properties
+                    ident, request.schema, spec, order, location, properties
                 )
                 service.check_location(metadata.location, "table location")
                 return json_reply(LoadTableResult(None, metadata).to_json())
