@@ -332,3 +332,61 @@ def test_idempotency_keys_replay_the_first_answer(server: tuple[httpx.Client, Pa
     assert error(other) == (422, "UnprocessableEntityException")  # the key of another request
     assert error(client.delete("/v1/namespaces/idem", headers=key)) == (422, "UnprocessableEntityException")
     assert client.head("/v1/namespaces/idem2").status_code == 404
+
+
+def test_names_in_paths_and_bodies(server: tuple[httpx.Client, Path]) -> None:
+    """A name no object can have (a dot inside a level) in a path is a missing object, for HEAD
+    and GET alike; creating one is a 400 that names it, in the namespace the request named. A
+    '/' is a character of a name: one escaped directory of the warehouse."""
+    client, warehouse = server
+    assert client.post("/v1/namespaces", json={"namespace": ["names"]}).status_code == 200
+    for path in (
+        "/v1/namespaces/new.db",
+        "/v1/namespaces/names/tables/ta.ble",
+        "/v1/namespaces/names/views/v.w",
+    ):
+        assert client.head(path).status_code == 404, path
+    assert error(client.get("/v1/namespaces/new.db")) == (404, "NoSuchNamespaceException")
+    assert client.get("/v1/namespaces/new.db/tables/t").json()["error"]["message"] == (
+        "Table does not exist: new.db.t"
+    )
+    assert client.get("/v1/namespaces/names/views/v.w").json()["error"] == {
+        "message": "View does not exist: names.v.w",
+        "type": "NoSuchViewException",
+        "code": 404,
+    }
+    refused = client.post("/v1/namespaces/names/tables", json={"name": "ta.ble", "schema": SCHEMA})
+    assert error(refused) == (400, "IllegalArgumentException")
+    assert "('names', 'ta.ble')" in refused.json()["error"]["message"]
+    assert client.head("/v1/namespaces/new%2Fdb").status_code == 404
+    assert client.post("/v1/namespaces", json={"namespace": ["new/db"]}).status_code == 200
+    assert client.head("/v1/namespaces/new%2Fdb").status_code == 204
+    created = client.post("/v1/namespaces/new%2Fdb/tables", json={"name": "tab/le", "schema": SCHEMA})
+    assert created.json()["metadata"]["location"] == f"{warehouse}/new~2Fdb/tab~2Fle"
+    assert (warehouse / "new~2Fdb" / "tab~2Fle" / "metadata").is_dir()
+
+
+def test_allowed_locations_are_checked(tmp_path: Path) -> None:
+    catalog = icefloe.load_catalog("allowed", type="sql", warehouse=str(tmp_path / "wh"))
+    for bad in ([], ["relative/path"]):
+        with pytest.raises(icefloe.errors.ValidationError, match="allowed.location"):
+            app(catalog, allowed_locations=bad)
+    outside = tmp_path / "outside"
+    with (
+        serve_in_thread(app(catalog, allowed_locations=[str(tmp_path / "wh"), f"file://{outside}/"])) as url,
+        httpx.Client(base_url=url) as client,
+    ):
+        client.post("/v1/namespaces", json={"namespace": ["db"]}).raise_for_status()
+        inside = client.post(
+            "/v1/namespaces/db/tables", json={"name": "t", "schema": SCHEMA, "location": f"{outside}/db/t"}
+        )
+        assert inside.status_code == 200, inside.text
+        assert (outside / "db" / "t" / "metadata").is_dir()
+        elsewhere = client.post(
+            "/v1/namespaces/db/tables",
+            json={"name": "u", "schema": SCHEMA, "location": f"{tmp_path}/elsewhere/u"},
+        )
+        assert error(elsewhere) == (400, "IllegalArgumentException")
+        assert "outside the allowed locations" in elsewhere.json()["error"]["message"]
+        assert not (tmp_path / "elsewhere").exists()
+    catalog.close()
