@@ -369,7 +369,7 @@ def test_names_in_paths_and_bodies(server: tuple[httpx.Client, Path]) -> None:
 def test_allowed_locations_are_checked(tmp_path: Path) -> None:
     catalog = icefloe.load_catalog("allowed", type="sql", warehouse=str(tmp_path / "wh"))
     for bad in ([], ["relative/path"]):
-        with pytest.raises(icefloe.errors.ValidationError, match="allowed.location"):
+        with pytest.raises(icefloe.errors.ValidationError, match=r"allowed.location"):
             app(catalog, allowed_locations=bad)
     outside = tmp_path / "outside"
     with (

@@ -100,7 +100,7 @@ def test_two_queries_of_one_dialect_and_dropping_a_dialect_are_refused() -> None
         default_namespace=("db",),
     )
     with pytest.raises(
-        ValidationError, match="^Invalid view version: Cannot add multiple queries for dialect spark$"
+        ValidationError, match=r"^Invalid view version: Cannot add multiple queries for dialect spark$"
     ):
         new_view_metadata(SCHEMA, twice, "/wh/v")
     md = new_view_metadata(SCHEMA, version("SELECT 1"), "/wh/v")

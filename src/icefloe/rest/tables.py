@@ -9,8 +9,8 @@ swap. A swap lost to a concurrent commit is retried here while the requirements 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from icefloe.backends import LoadedTable, TableCommit, parse_identifier
@@ -94,7 +94,7 @@ def _create_conflict(service: CatalogService, ident: tuple[str, ...]) -> Excepti
 
 def _utc_now_iso() -> str:
     """Now in UTC as Java's ``OffsetDateTime.toString`` writes it (``2025-01-02T03:04:05.123456Z``)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _creates(requirements: Sequence[TableRequirement]) -> bool:
