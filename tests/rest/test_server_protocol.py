@@ -347,6 +347,10 @@ def test_names_in_paths_and_bodies(server: tuple[httpx.Client, Path]) -> None:
     ):
         assert client.head(path).status_code == 404, path
     assert error(client.get("/v1/namespaces/new.db")) == (404, "NoSuchNamespaceException")
+    assert error(client.get("/v1/namespaces", params={"parent": "new.db"})) == (
+        404,
+        "NoSuchNamespaceException",
+    )
     assert client.get("/v1/namespaces/new.db/tables/t").json()["error"]["message"] == (
         "Table does not exist: new.db.t"
     )

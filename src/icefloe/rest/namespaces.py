@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from icefloe.backends import identifier_to_string, parse_namespace
-from icefloe.errors import NamespaceAlreadyExistsError, NamespaceNotEmptyError
+from icefloe.errors import InvalidIdentifierError, NamespaceAlreadyExistsError, NamespaceNotEmptyError
 from icefloe.rest.errors import HttpProblem
 from icefloe.rest.routing import NAMESPACE_SEPARATOR, Call, Reply
 from icefloe.rest.service import CatalogService, json_reply
@@ -25,7 +25,11 @@ __all__ = [
 
 def list_namespaces(service: CatalogService, call: Call) -> Reply:
     parent_text = call.query.get("parent")
-    parent = parse_namespace(tuple(parent_text.split(NAMESPACE_SEPARATOR))) if parent_text else ()
+    levels = tuple(parent_text.split(NAMESPACE_SEPARATOR)) if parent_text else ()
+    try:
+        parent = parse_namespace(levels) if levels else ()
+    except InvalidIdentifierError:
+        raise namespace_missing(levels) from None  # no namespace has that name
     if parent:
         call.principal.check_namespace(parent)
     with java_words(namespace=parent):
