@@ -394,3 +394,23 @@ def test_allowed_locations_are_checked(tmp_path: Path) -> None:
         assert "outside the allowed locations" in elsewhere.json()["error"]["message"]
         assert not (tmp_path / "elsewhere").exists()
     catalog.close()
+
+
+def test_a_catalog_without_views_renames_and_refuses_duplicates(tmp_path: Path) -> None:
+    catalog = icefloe.load_catalog("hadoop", type="hadoop", warehouse=str(tmp_path / "wh"))
+    with serve_in_thread(app(catalog)) as url, httpx.Client(base_url=url) as client:
+        client.post("/v1/namespaces", json={"namespace": ["db"]}).raise_for_status()
+        client.post("/v1/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).raise_for_status()
+        again = client.post("/v1/namespaces/db/tables", json={"name": "t", "schema": SCHEMA})
+        assert error(again) == (409, "AlreadyExistsException")
+        assert again.json()["error"]["message"] == "Table already exists: db.t"
+        rename = {
+            "source": {"namespace": ["db"], "name": "t"},
+            "destination": {"namespace": ["db"], "name": "u"},
+        }
+        # the catalog's own refusal (a Hadoop table's location is its name), not a views error
+        refused = client.post("/v1/tables/rename", json=rename)
+        assert error(refused) == (406, "UnsupportedOperationException")
+        assert "cannot rename tables" in refused.json()["error"]["message"]
+        assert client.head("/v1/namespaces/db%2Fx").status_code == 404  # a name Hadoop cannot hold
+    catalog.close()

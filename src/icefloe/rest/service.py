@@ -17,7 +17,7 @@ from typing import Any
 
 from icefloe.backends import CatalogBackend, LoadedTable, identifier_to_string
 from icefloe.catalog import Catalog
-from icefloe.errors import ValidationError
+from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.io import is_within_any
 from icefloe.rest.errors import HttpProblem
 from icefloe.rest.routing import Call, Reply
@@ -236,6 +236,13 @@ class CatalogService:
         more = start + size < len(names)
         next_token = json_bytes(list(chunk[-1])).hex() if more and chunk else None
         return chunk, next_token
+
+    def view_exists(self, identifier: Sequence[str]) -> bool:
+        """Whether a view has this name (never, in a catalog without views)."""
+        try:
+            return self.backend.view_exists(identifier)
+        except UnsupportedFeatureError:
+            return False
 
     def describe(self, identifier: Sequence[str]) -> str:
         return identifier_to_string(identifier)

@@ -79,7 +79,7 @@ def _retrying(commit: Callable[[], T]) -> T:
 
 def _name_taken(service: CatalogService, ident: tuple[str, ...]) -> Exception:
     """Java's answer to a table created where a table or a view has the name."""
-    if service.backend.view_exists(ident):
+    if service.view_exists(ident):
         return TableAlreadyExistsError(f"View with same name already exists: {service.describe(ident)}")
     return table_already_exists(ident)
 
@@ -87,7 +87,7 @@ def _name_taken(service: CatalogService, ident: tuple[str, ...]) -> Exception:
 def _create_conflict(service: CatalogService, ident: tuple[str, ...]) -> Exception:
     """A create (``assert-create``) commit that found the name taken: the spec's (and Java's)
     409 ``CommitFailedException`` of the failed requirement, or Java's words for a view."""
-    if service.backend.view_exists(ident):
+    if service.view_exists(ident):
         return _name_taken(service, ident)
     return RequirementFailedError("Requirement failed: table already exists")
 
@@ -257,7 +257,7 @@ def rename_table(service: CatalogService, call: Call) -> Reply:
         raise table_missing(source)
     if not backend.namespace_exists(destination[:-1]):
         raise namespace_missing(destination[:-1])
-    if backend.view_exists(destination):
+    if service.view_exists(destination):
         raise rename_conflict(source, destination, "View")
     try:
         backend.rename_table(source, destination)
@@ -266,7 +266,7 @@ def rename_table(service: CatalogService, call: Call) -> Reply:
     except NoSuchNamespaceError as exc:
         raise namespace_missing(destination[:-1]) from exc
     except (TableAlreadyExistsError, ViewAlreadyExistsError) as exc:
-        if backend.view_exists(destination):
+        if service.view_exists(destination):
             raise rename_conflict(source, destination, "View") from exc
         raise table_already_exists(destination) from exc
     return Reply(204)
