@@ -265,7 +265,7 @@ def test_commit_applies_to_current_metadata_not_base(backend: CatalogBackend) ->
     _set(backend, created, a="1")
     # A stale base: the requirements decide, and the updates apply on top of the current state.
     second = _set(backend, created, b="2")
-    assert dict(second.metadata.properties) == {"a": "1", "b": "2"}
+    assert dict(second.metadata.properties) == {"write.parquet.compression-codec": "zstd", "a": "1", "b": "2"}
     assert len(second.metadata.metadata_log) == 2
 
 

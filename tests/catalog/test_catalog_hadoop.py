@@ -128,7 +128,11 @@ def test_concurrent_writer_wins_the_version(catalog: HadoopCatalogBackend, wareh
     # A retry lands on top of the winner.
     retried = loser.commit_table("db.t", None, [], [SetProperties({"second": "loser"})])
     assert retried.metadata_location.endswith("/v3.metadata.json")
-    assert dict(retried.metadata.properties) == {"winner": "other", "second": "loser"}
+    assert dict(retried.metadata.properties) == {
+        "write.parquet.compression-codec": "zstd",
+        "winner": "other",
+        "second": "loser",
+    }
 
 
 def test_same_version_under_another_codec_name_is_withdrawn(

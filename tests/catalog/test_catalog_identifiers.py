@@ -1,4 +1,5 @@
-"""Identifier parsing and the rejection of parts that could escape the warehouse."""
+"""Identifier parsing, the rejection of parts that could escape the warehouse, and names with
+``/`` (one escaped directory each)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import pytest
 
 from icefloe.backends import (
     CatalogBackend,
+    HadoopCatalogBackend,
     identifier_to_string,
+    location_segment,
     parse_identifier,
     parse_namespace,
     split_identifier,
@@ -55,9 +58,8 @@ def test_parse_namespace_forms() -> None:
         (("..", "t"), "'..'"),
         (("db", "."), "'.'"),
         (("a.b", "t"), "'a.b'"),
-        (("db", "x/y"), "'x/y'"),
-        (("db", "/etc"), "'/etc'"),
-        (("db", "x\\y"), "'x\\\\y'"),
+        (("db", "x/.."), "'x/..'"),
+        (("db", "/" * 90), "255 bytes"),  # 270 bytes as a directory name
         (("db", "x\x00y"), "U+0000"),
         (("db", "x\ny"), "U+000A"),
         (("db", "x\x7fy"), "U+007F"),
@@ -81,7 +83,7 @@ def test_parse_identifier_rejects_non_sequences() -> None:
 
 def test_backends_validate_identifiers(backend: CatalogBackend) -> None:
     backend.create_namespace("db")
-    for bad in [("db", ".."), ("..", "db", "t"), ("db", "a/b"), "db.", ("db", "x\x00")]:
+    for bad in [("db", ".."), ("..", "db", "t"), ("db", "a/.."), "db.", ("db", "x\x00")]:
         with pytest.raises(InvalidIdentifierError):
             backend.load_table(bad)
         with pytest.raises(InvalidIdentifierError):
@@ -93,3 +95,32 @@ def test_backends_validate_identifiers(backend: CatalogBackend) -> None:
     with pytest.raises(InvalidIdentifierError):
         backend.list_tables("..")
     assert backend.list_namespaces() == [("db",)]
+
+
+def test_location_segments_are_one_directory_and_distinct() -> None:
+    names = ["plain", "new/db", "new~2Fdb", "a\\b", "a~5Cb", "~", "~7E", "//"]
+    segments = [location_segment(n) for n in names]
+    assert segments[:2] == ["plain", "new~2Fdb"]
+    assert all("/" not in s and "\\" not in s for s in segments)
+    assert len(set(segments)) == len(names)
+
+
+def test_a_slash_is_a_character_of_a_name(backend: CatalogBackend) -> None:
+    """Java's catalogs (and the REST Compatibility Kit) use names like ``new/db`` and ``tab/le``:
+    each is one directory of the default layout; the Hadoop catalog, whose names are its
+    directories, refuses them."""
+    if isinstance(backend, HadoopCatalogBackend):
+        with pytest.raises(InvalidIdentifierError, match="directories"):
+            backend.create_namespace("new/db")
+        with pytest.raises(InvalidIdentifierError, match="directories"):
+            backend.table_exists(("db", "tab/le"))
+        return
+    backend.create_namespace(("new/db",))
+    backend.create_namespace(("new",))
+    backend.create_namespace(("new", "db"))
+    assert backend.namespace_exists(("new/db",))
+    assert set(backend.list_namespaces()) == {("new/db",), ("new",)}
+    location = backend.default_table_location(("new/db", "tab/le"))
+    assert location == f"{backend.warehouse}/new~2Fdb/tab~2Fle"
+    assert backend.default_table_location(("new", "db", "tab/le")) != location
+    assert not backend.table_exists(("new/db", "tab/le"))

@@ -143,7 +143,7 @@ def test_pyiceberg_shares_the_sql_catalog(pyiceberg_engine: PyIcebergEngine, tmp
 
     seen = pyiceberg_engine.exec(PYICEBERG_SIDE, **params)
     assert seen["metadata_location"] == committed.metadata_location
-    assert seen["properties"] == {"written.by": "icefloe"}
+    assert seen["properties"] == {"write.parquet.compression-codec": "zstd", "written.by": "icefloe"}
     assert seen["uuid"] == created.metadata.table_uuid
     assert seen["namespaces"] == [["db"]]
     assert seen["tables"] == [["db", "ours"]]

@@ -112,8 +112,12 @@ def test_concurrent_writer_before_the_swap(catalog: InMemoryCatalogBackend, ware
         _commit(catalog, created, mine="1")
     catalog.set_before_swap(None)
     current = catalog.load_table("db.t")
-    assert dict(current.metadata.properties) == {"other": "1"}
+    assert dict(current.metadata.properties) == {"write.parquet.compression-codec": "zstd", "other": "1"}
     # The losing commit left no file behind.
     assert len(_metadata_files(warehouse)) == 2
     retried = _commit(catalog, current, mine="1")
-    assert dict(retried.metadata.properties) == {"other": "1", "mine": "1"}
+    assert dict(retried.metadata.properties) == {
+        "write.parquet.compression-codec": "zstd",
+        "other": "1",
+        "mine": "1",
+    }

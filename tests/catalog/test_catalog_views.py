@@ -99,7 +99,7 @@ def test_a_concurrent_replace_is_retried_and_a_stale_uuid_fails(catalog) -> None
     assert {"a", "b"} <= set(catalog.load_view("db.v").properties())
     catalog.drop_view("db.v")
     catalog.create_view("db.v", SCHEMA, "SELECT 1")
-    with pytest.raises(CommitFailedException, match="dropped and re-created"):
+    with pytest.raises(CommitFailedException, match="view UUID does not match"):
         first.update_properties().set("c", "3").commit()
 
 

@@ -121,7 +121,10 @@ def test_look(cli: Cli, orders: icefloe.Table) -> None:
     assert len(cli.json("manifests", "db.orders")) == len(orders.inspect.manifests())
     assert cli("location", "db.orders").stdout.strip() == orders.location()
     assert cli.json("uuid", "db.orders") == str(orders.uuid())
-    assert cli.json("properties", "get", "db.orders") == {"write.delete.mode": "merge-on-read"}
+    assert cli.json("properties", "get", "db.orders") == {
+        "write.delete.mode": "merge-on-read",
+        "write.parquet.compression-codec": "zstd",  # Java's default for a new table
+    }
 
 
 def test_errors(cli: Cli) -> None:

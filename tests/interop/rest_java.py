@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .engines import EngineError, engines_home, ensure_environment
 
-__all__ = ["JavaRestServer", "java_rest_classpath"]
+__all__ = ["JavaRestServer", "compiled_classes", "iceberg_jars", "java_rest_classpath"]
 
 SOURCES = Path(__file__).resolve().parent / "_servers" / "rest_java"
 SQLITE_JAR = "/usr/share/java/xerial-sqlite-jdbc.jar"
@@ -51,18 +51,24 @@ def _sqlite_driver() -> tuple[str, str]:
     return SQLITE_JAR, os.path.dirname(native[0])
 
 
-def java_rest_classpath() -> tuple[list[str], list[str]]:
-    """``(classpath entries, JVM system properties)``; compiles the server when needed."""
+def iceberg_jars() -> tuple[str, str]:
+    """``(the Iceberg 1.9.2 runtime jar, PySpark's jars as a classpath wildcard)`` of the Java
+    engine's environment (built when missing)."""
     python = ensure_environment("java")
     site = next(Path(python).parent.parent.glob("lib/python3*/site-packages"))
     runtime = str(
         site / "snowpark_connect_deps_iceberg" / "jars" / "iceberg-spark-runtime-3.5_2.12-1.9.2.jar"
     )
-    spark_jars = str(site / "pyspark" / "jars" / "*")
-    sqlite_jar, native = _sqlite_driver()
-    sources = sorted(SOURCES.glob("*.java"))
+    return runtime, str(site / "pyspark" / "jars" / "*")
+
+
+def compiled_classes(label: str, sources_dir: Path) -> Path:
+    """The classes of the project's Java sources in ``sources_dir``, compiled on first use
+    against the Iceberg runtime jar and PySpark's jars, in ``<engines home>/<label>-<hash>``."""
+    runtime, spark_jars = iceberg_jars()
+    sources = sorted(sources_dir.glob("*.java"))
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + runtime.encode()).hexdigest()[:16]
-    classes = engines_home() / f"rest-java-{digest}"
+    classes = engines_home() / f"{label}-{digest}"
     with _lock:
         if not (classes / ".ready").exists():
             shutil.rmtree(classes, ignore_errors=True)
@@ -81,10 +87,16 @@ def java_rest_classpath() -> tuple[list[str], list[str]]:
                 text=True,
             )
             if result.returncode != 0:
-                raise EngineError(
-                    "rest-java", f"compiling the Java REST server failed:\n{result.stderr[-3000:]}"
-                )
+                raise EngineError(label, f"compiling {sources_dir.name} failed:\n{result.stderr[-3000:]}")
             (classes / ".ready").write_text(digest)
+    return classes
+
+
+def java_rest_classpath() -> tuple[list[str], list[str]]:
+    """``(classpath entries, JVM system properties)``; compiles the server when needed."""
+    runtime, spark_jars = iceberg_jars()
+    sqlite_jar, native = _sqlite_driver()
+    classes = compiled_classes("rest-java", SOURCES)
     properties = [f"-Dorg.sqlite.lib.path={native}", "-Dorg.sqlite.lib.name=libsqlitejdbc.so"]
     return [str(classes), runtime, sqlite_jar, spark_jars], properties
 

@@ -223,7 +223,7 @@ def test_no_token_401_foreign_namespace_403_and_expired_tokens_refreshed(secured
     )
     time.sleep(2.5)  # expired and not refreshed: the 401 makes the client fetch a new one, once
     assert lazy.load_table("db.t").new_scan().count() == 2
-    with pytest.raises(CommitFailedException, match="requirement failed"):
+    with pytest.raises(CommitFailedException, match="Requirement failed"):
         writer.backend.commit_table(
             ("db", "t"), None, [AssertTableUUID("00000000-0000-0000-0000-000000000000")], []
         )

@@ -168,7 +168,10 @@ def test_staged_create_then_commit_and_multi_table_commits(server: tuple[httpx.C
     ]
     body = {"requirements": [{"type": "assert-create"}], "updates": updates}
     assert client.post("/v1/namespaces/tx/tables/s", json=body).status_code == 200
-    assert error(client.post("/v1/namespaces/tx/tables/s", json=body)) == (409, "AlreadyExistsException")
+    # A failed assert-create is the spec's (and Java's) failed requirement, in Java's words.
+    again = client.post("/v1/namespaces/tx/tables/s", json=body)
+    assert error(again) == (409, "CommitFailedException")
+    assert again.json()["error"]["message"] == "Requirement failed: table already exists"
     client.post("/v1/namespaces/tx/tables", json={"name": "u", "schema": SCHEMA})
 
     def change(name: str, value: str, requirements: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -309,7 +312,13 @@ def test_bad_input_is_refused_with_4xx(server: tuple[httpx.Client, Path]) -> Non
         client.get("/v2/anything"),
     ]
     statuses = [r.status_code for r in cases]
-    assert statuses == [400, 400, 400, 400, 400, 400, 400, 400, 400, 400, 413, 400, 405, 404], statuses
+    # A name no namespace can have (dots) in the path is a missing namespace: 404.
+    assert statuses == [400, 400, 400, 400, 400, 400, 400, 400, 404, 400, 413, 400, 405, 404], statuses
+    assert cases[8].json()["error"] == {
+        "message": "Namespace does not exist: ../../etc",
+        "type": "NoSuchNamespaceException",
+        "code": 404,
+    }
 
 
 def test_idempotency_keys_replay_the_first_answer(server: tuple[httpx.Client, Path]) -> None:
@@ -323,3 +332,85 @@ def test_idempotency_keys_replay_the_first_answer(server: tuple[httpx.Client, Pa
     assert error(other) == (422, "UnprocessableEntityException")  # the key of another request
     assert error(client.delete("/v1/namespaces/idem", headers=key)) == (422, "UnprocessableEntityException")
     assert client.head("/v1/namespaces/idem2").status_code == 404
+
+
+def test_names_in_paths_and_bodies(server: tuple[httpx.Client, Path]) -> None:
+    """A name no object can have (a dot inside a level) in a path is a missing object, for HEAD
+    and GET alike; creating one is a 400 that names it, in the namespace the request named. A
+    '/' is a character of a name: one escaped directory of the warehouse."""
+    client, warehouse = server
+    assert client.post("/v1/namespaces", json={"namespace": ["names"]}).status_code == 200
+    for path in (
+        "/v1/namespaces/new.db",
+        "/v1/namespaces/names/tables/ta.ble",
+        "/v1/namespaces/names/views/v.w",
+    ):
+        assert client.head(path).status_code == 404, path
+    assert error(client.get("/v1/namespaces/new.db")) == (404, "NoSuchNamespaceException")
+    assert error(client.get("/v1/namespaces", params={"parent": "new.db"})) == (
+        404,
+        "NoSuchNamespaceException",
+    )
+    assert client.get("/v1/namespaces/new.db/tables/t").json()["error"]["message"] == (
+        "Table does not exist: new.db.t"
+    )
+    assert client.get("/v1/namespaces/names/views/v.w").json()["error"] == {
+        "message": "View does not exist: names.v.w",
+        "type": "NoSuchViewException",
+        "code": 404,
+    }
+    refused = client.post("/v1/namespaces/names/tables", json={"name": "ta.ble", "schema": SCHEMA})
+    assert error(refused) == (400, "IllegalArgumentException")
+    assert "('names', 'ta.ble')" in refused.json()["error"]["message"]
+    assert client.head("/v1/namespaces/new%2Fdb").status_code == 404
+    assert client.post("/v1/namespaces", json={"namespace": ["new/db"]}).status_code == 200
+    assert client.head("/v1/namespaces/new%2Fdb").status_code == 204
+    created = client.post("/v1/namespaces/new%2Fdb/tables", json={"name": "tab/le", "schema": SCHEMA})
+    assert created.json()["metadata"]["location"] == f"{warehouse}/new~2Fdb/tab~2Fle"
+    assert (warehouse / "new~2Fdb" / "tab~2Fle" / "metadata").is_dir()
+
+
+def test_allowed_locations_are_checked(tmp_path: Path) -> None:
+    catalog = icefloe.load_catalog("allowed", type="sql", warehouse=str(tmp_path / "wh"))
+    for bad in ([], ["relative/path"]):
+        with pytest.raises(icefloe.errors.ValidationError, match=r"allowed.location"):
+            app(catalog, allowed_locations=bad)
+    outside = tmp_path / "outside"
+    with (
+        serve_in_thread(app(catalog, allowed_locations=[str(tmp_path / "wh"), f"file://{outside}/"])) as url,
+        httpx.Client(base_url=url) as client,
+    ):
+        client.post("/v1/namespaces", json={"namespace": ["db"]}).raise_for_status()
+        inside = client.post(
+            "/v1/namespaces/db/tables", json={"name": "t", "schema": SCHEMA, "location": f"{outside}/db/t"}
+        )
+        assert inside.status_code == 200, inside.text
+        assert (outside / "db" / "t" / "metadata").is_dir()
+        elsewhere = client.post(
+            "/v1/namespaces/db/tables",
+            json={"name": "u", "schema": SCHEMA, "location": f"{tmp_path}/elsewhere/u"},
+        )
+        assert error(elsewhere) == (400, "IllegalArgumentException")
+        assert "outside the allowed locations" in elsewhere.json()["error"]["message"]
+        assert not (tmp_path / "elsewhere").exists()
+    catalog.close()
+
+
+def test_a_catalog_without_views_renames_and_refuses_duplicates(tmp_path: Path) -> None:
+    catalog = icefloe.load_catalog("hadoop", type="hadoop", warehouse=str(tmp_path / "wh"))
+    with serve_in_thread(app(catalog)) as url, httpx.Client(base_url=url) as client:
+        client.post("/v1/namespaces", json={"namespace": ["db"]}).raise_for_status()
+        client.post("/v1/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).raise_for_status()
+        again = client.post("/v1/namespaces/db/tables", json={"name": "t", "schema": SCHEMA})
+        assert error(again) == (409, "AlreadyExistsException")
+        assert again.json()["error"]["message"] == "Table already exists: db.t"
+        rename = {
+            "source": {"namespace": ["db"], "name": "t"},
+            "destination": {"namespace": ["db"], "name": "u"},
+        }
+        # the catalog's own refusal (a Hadoop table's location is its name), not a views error
+        refused = client.post("/v1/tables/rename", json=rename)
+        assert error(refused) == (406, "UnsupportedOperationException")
+        assert "cannot rename tables" in refused.json()["error"]["message"]
+        assert client.head("/v1/namespaces/db%2Fx").status_code == 404  # a name Hadoop cannot hold
+    catalog.close()

@@ -66,7 +66,10 @@ def test_new_table_assigns_fresh_ids_and_strips_format_version() -> None:
     assert [f.field_id for f in md.schema().fields] == [1, 2, 3]
     assert md.spec().fields[0].source_id == 2 and md.spec().fields[0].field_id == 1000
     assert md.sort_order().fields[0].source_id == 1 and md.sort_order().order_id == 1
-    assert md.properties == {"owner": "me"}
+    assert md.properties == {
+        "write.parquet.compression-codec": "zstd",
+        "owner": "me",
+    }  # Java's default for new tables
     assert md.location == "/wh/db/t"
     assert md.last_column_id == 3 and md.last_partition_id == 1000
     assert md.current_snapshot() is None and md.next_row_id is None

@@ -79,7 +79,7 @@ def test_replacement_updates_reuse_and_add_ids() -> None:
     assert fields["z"] == base.last_partition_id + 1
     assert replaced.sort_order().is_unsorted
     assert replaced.location == "/t2"
-    assert replaced.properties == {"k": "v", "p": "q"}
+    assert replaced.properties == {"k": "v", "write.parquet.compression-codec": "zstd", "p": "q"}
     assert replaced.table_uuid == base.table_uuid
     assert len(replaced.schemas) == 2 and len(replaced.partition_specs) == 2
 

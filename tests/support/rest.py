@@ -59,6 +59,7 @@ class ServerProcess:
         auth_file: a JSON file of principals, or None.
         extra_env: more environment variables.
         via_cli: start it as ``icefloe serve`` (the command line) instead.
+        options: more command-line options (``--allowed-location P``).
     """
 
     def __init__(
@@ -70,6 +71,7 @@ class ServerProcess:
         extra_env: Mapping[str, str] | None = None,
         log: Path | None = None,
         via_cli: bool = False,
+        options: tuple[str, ...] = (),
     ):
         self.warehouse = warehouse
         self.port = free_port()
@@ -83,7 +85,7 @@ class ServerProcess:
         }
         program = ["icefloe.cli", "serve"] if via_cli else ["icefloe.rest"]
         args = [sys.executable, "-m", *program, "--catalog", "served", "--port", str(self.port)]
-        args += ["--workers", str(workers)]
+        args += ["--workers", str(workers), *options]
         if auth_file is not None:
             args += ["--auth", str(auth_file)]
         self.log = log or warehouse.parent / f"rest-server-{self.port}.log"

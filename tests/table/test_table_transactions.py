@@ -99,7 +99,7 @@ def test_create_without_operations_creates_an_empty_table(catalog: Catalog) -> N
     txn.commit_transaction()
     table = catalog.load_table("db.t")
     assert table.current_snapshot() is None
-    assert table.properties() == {"owner": "x"}
+    assert table.properties() == {"owner": "x", "write.parquet.compression-codec": "zstd"}
     assert table.schema().column_names == list(ARROW_SCHEMA.names)
 
 

@@ -472,6 +472,7 @@ def test_column_properties_follow_renames_and_deletes(memory_catalog: Catalog) -
         "write.metadata.metrics.column.count": "full",
         "write.parquet.bloom-filter-enabled.column.count": "true",
         "write.metadata.metrics.default": "none",
+        "write.parquet.compression-codec": "zstd",  # a new table's default
     }
 
 

@@ -38,6 +38,7 @@ from icefloe.backends.identifiers import (
     Identifier,
     Namespace,
     identifier_to_string,
+    location_segment,
     parse_identifier,
 )
 from icefloe.backends.views import ViewCatalog
@@ -285,9 +286,10 @@ class CatalogBackend(MultiTableCommits, ViewCatalog, ABC):
     # ---- tables: shared ------------------------------------------------------------------------
 
     def default_table_location(self, identifier: Identifier) -> str:
-        """``<warehouse>/<namespace levels joined by '/'>/<table>``."""
+        """``<warehouse>/<namespace levels joined by '/'>/<table>``, each part one directory
+        (``location_segment``: a ``/`` in a name is escaped)."""
         parts = parse_identifier(identifier)
-        return f"{self.warehouse}/{'/'.join(parts)}"
+        return f"{self.warehouse}/{'/'.join(map(location_segment, parts))}"
 
     def load_table(self, identifier: Identifier) -> LoadedTable:
         """The table's current metadata file and its content.

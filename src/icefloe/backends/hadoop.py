@@ -94,11 +94,21 @@ class HadoopCatalogBackend(CatalogBackend):
 
     # ---- layout ---------------------------------------------------------------------------------
 
+    @staticmethod
+    def _as_directories(parts: Sequence[str]) -> Sequence[str]:
+        # The names are the directories: a part with a path separator would be two.
+        for part in parts:
+            if "/" in part or "\\" in part:
+                raise InvalidIdentifierError(
+                    f"the hadoop catalog's names are directories: {part!r} cannot contain '/' or '\\'"
+                )
+        return parts
+
     def _dir(self, parts: Sequence[str]) -> str:
-        return os.path.join(self._root, *parts)
+        return os.path.join(self._root, *self._as_directories(parts))
 
     def _location(self, parts: Sequence[str]) -> str:
-        return "/".join([self.warehouse, *parts])
+        return "/".join([self.warehouse, *self._as_directories(parts)])
 
     @staticmethod
     def _is_table_dir(path: str) -> bool:
@@ -277,6 +287,10 @@ class HadoopCatalogBackend(CatalogBackend):
         return f"{self._location(parts)}/metadata/{current[1]}"
 
     # ---- writing tables -------------------------------------------------------------------------
+
+    def default_table_location(self, identifier: Identifier) -> str:
+        """``<warehouse>/<namespace levels>/<table>``: the names themselves are the directories."""
+        return self._location(parse_identifier(identifier))
 
     def _check_can_create(self, identifier: tuple[str, ...], metadata: TableMetadata) -> None:
         self._check_new_table_dir(identifier)

@@ -2,11 +2,17 @@
 
 An identifier names a table as a tuple of parts, the namespace levels followed by the table
 name: ``("db", "events")``, ``("a", "b", "events")``. Users may also write the dotted form
-``"db.events"``. Every part becomes a directory name under the warehouse in the default
-table layout, so parts that could address anything outside the table's own directory are
-rejected: empty parts, ``.``, ``..``, path separators, NUL and other control characters.
-A dot inside a part is rejected too: the SQL catalog stores a namespace as its levels joined
-by ``.``, so ``("a.b",)`` and ``("a", "b")`` would be the same namespace.
+``"db.events"``. Rejected: empty parts, ``.``, ``..``, NUL and other control characters, and
+a dot inside a part: the SQL catalog stores a namespace as its levels joined by ``.`` (as
+Java's JDBC catalog does), so ``("a.b",)`` and ``("a", "b")`` would be the same namespace,
+and the dotted form could not name the table.
+
+A ``/`` (or ``\\``) is a character of a name like any other (Java's catalogs and the REST
+spec allow it: ``new/db``). Each part becomes one directory name in the default table
+layout, ``location_segment(part)``, which escapes ``/``, ``\\`` and ``~`` as ``~2F``,
+``~5C``, ``~7E``: no name reaches outside its own directory and no two names share a
+location (the Hadoop catalog, whose names are its directories, refuses them). The escape is
+not ``%2F``: Hadoop's ``Path`` decodes ``%XX``, so Java would look for another directory.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ __all__ = [
     "Identifier",
     "Namespace",
     "identifier_to_string",
+    "location_segment",
     "parse_identifier",
     "parse_namespace",
     "split_identifier",
@@ -49,19 +56,25 @@ def _check_part(part: object, what: str, whole: object) -> str:
             f"{what} {whole!r}: part {part!r} contains '.', which separates namespace levels"
         )
     for char in part:
-        if char in "/\\":
-            raise InvalidIdentifierError(
-                f"{what} {whole!r}: part {part!r} contains the path separator {char!r}"
-            )
         if unicodedata.category(char) == "Cc":  # NUL, C0 and C1 controls, DEL
             raise InvalidIdentifierError(
                 f"{what} {whole!r}: part {part!r} contains the control character U+{ord(char):04X}"
             )
-    if len(part.encode("utf-8")) > _MAX_PART_BYTES:
+    if len(location_segment(part).encode("utf-8")) > _MAX_PART_BYTES:
         raise InvalidIdentifierError(
             f"{what} {whole!r}: part {part[:20]!r}... is longer than {_MAX_PART_BYTES} bytes"
         )
     return part
+
+
+_SEGMENT_ESCAPES = str.maketrans({"~": "~7E", "/": "~2F", "\\": "~5C"})
+
+
+def location_segment(part: str) -> str:
+    """The directory name of an identifier part in the default layout: the part, with ``~``,
+    ``/`` and ``\\`` escaped (``new/db`` -> ``new~2Fdb``), so it is one path segment and no
+    two parts give the same one."""
+    return part.translate(_SEGMENT_ESCAPES)
 
 
 def _parts(value: object, what: str) -> tuple[str, ...]:

@@ -40,6 +40,15 @@ def register(app: typer.Typer) -> None:
                 "--state-dir", help="A folder the workers share (default <warehouse>/.icefloe-rest)."
             ),
         ] = None,
+        allowed_location: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--allowed-location",
+                metavar="PREFIX",
+                help="A location tables and views may have (repeatable; default: the warehouse "
+                "alone). Name the warehouse too to keep creating tables there.",
+            ),
+        ] = None,
     ) -> None:
         """Serve the catalog over the Iceberg REST protocol until interrupted."""
         session = session_of(ctx)
@@ -53,4 +62,5 @@ def register(app: typer.Typer) -> None:
             auth=auth,
             prefix=prefix,
             state_dir=state_dir,
+            allowed_locations=allowed_location,
         )

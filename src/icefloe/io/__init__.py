@@ -6,7 +6,7 @@ Start with ``load_file_io(properties, location)``; it returns a FileIO for local
 """
 
 from icefloe.io.arrowfs import ArrowFileIO
-from icefloe.io.confined import ConfinedFileIO, is_within
+from icefloe.io.confined import ConfinedFileIO, is_within, is_within_any
 from icefloe.io.encryption import EncryptingFileIO, EncryptionManager, PlaintextEncryptionManager
 from icefloe.io.faults import FaultInjectingFileIO
 from icefloe.io.fileio import FileInfo, FileIO, InputFile, OutputFile, split_scheme
@@ -44,6 +44,7 @@ __all__ = [
     "S3Config",
     "entropy_dirs",
     "is_within",
+    "is_within_any",
     "load_file_io",
     "load_location_provider",
     "local_path",

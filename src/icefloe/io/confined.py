@@ -1,16 +1,17 @@
-"""Keeping writes and deletes inside one root (a REST server's warehouse).
+"""Keeping writes and deletes inside some roots (a REST server's warehouse and the locations
+its operator allows).
 
 :func:`is_within` tells whether a location lies under a root after normalisation: the same
 scheme and authority, no ``..`` climbing out, and for local paths the real path (symbolic
 links resolved) inside the root's real path. :class:`ConfinedFileIO` wraps a FileIO so that
-every write and delete outside the root fails with ``ValidationError`` (and nothing reaches
+every write and delete outside its roots fails with ``ValidationError`` (and nothing reaches
 the storage); reads go through unchanged.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from icefloe.errors import ValidationError
@@ -20,7 +21,7 @@ from icefloe.io.local import local_path
 if TYPE_CHECKING:
     import pyarrow.fs
 
-__all__ = ["ConfinedFileIO", "is_within"]
+__all__ = ["ConfinedFileIO", "is_within", "is_within_any"]
 
 _LOCAL = (None, "file")
 
@@ -57,22 +58,29 @@ def is_within(location: str, root: str) -> bool:
     return target[2] == root_path or target[2].startswith(root_path.rstrip("/") + "/")
 
 
+def is_within_any(location: str, roots: Iterable[str]) -> bool:
+    """Whether ``location`` lies under one of ``roots`` (``is_within``)."""
+    return any(is_within(location, root) for root in roots)
+
+
 class ConfinedFileIO(FileIO):
-    """A FileIO whose writes and deletes must stay under ``root``.
+    """A FileIO whose writes and deletes must stay under ``roots`` (one root or several).
 
     Raises:
         ValidationError: from ``new_output``, ``write_exclusive``, ``delete`` (and so
-            ``write_bytes`` / ``delete_many``) for a location outside ``root``.
+            ``write_bytes`` / ``delete_many``) for a location outside every root.
     """
 
-    def __init__(self, inner: FileIO, root: str):
+    def __init__(self, inner: FileIO, roots: str | Sequence[str]):
         super().__init__(inner.properties)
         self.inner = inner
-        self.root = root
+        self.roots: tuple[str, ...] = (roots,) if isinstance(roots, str) else tuple(roots)
 
     def _check(self, location: str, action: str) -> None:
-        if not is_within(location, self.root):
-            raise ValidationError(f"refusing to {action} {location}: it is outside {self.root}")
+        if not is_within_any(location, self.roots):
+            raise ValidationError(
+                f"refusing to {action} {location}: it is outside {' and '.join(self.roots)}"
+            )
 
     def new_input(self, location: str, *, length: int | None = None) -> InputFile:
         return self.inner.new_input(location, length=length)
@@ -105,4 +113,4 @@ class ConfinedFileIO(FileIO):
         self.inner.close()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ConfinedFileIO, (self.inner, self.root))
+        return (ConfinedFileIO, (self.inner, self.roots))

@@ -15,7 +15,7 @@ import functools
 import hashlib
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -28,8 +28,8 @@ from starlette.routing import Route as StarletteRoute
 
 from icefloe.backends.rest.endpoints import Endpoint
 from icefloe.catalog import Catalog
-from icefloe.errors import InvalidMetadataError
-from icefloe.io import ConfinedFileIO
+from icefloe.errors import InvalidIdentifierError, InvalidMetadataError, ValidationError
+from icefloe.io import ConfinedFileIO, is_within, strip_trailing_slash
 from icefloe.rest import namespaces, planning, tables, views
 from icefloe.rest.auth import Authenticator, OAuthError, parse_principals
 from icefloe.rest.errors import HttpProblem, error_response
@@ -41,6 +41,7 @@ from icefloe.rest.idempotency import (
 )
 from icefloe.rest.routing import Call, Reply, Route, match_route
 from icefloe.rest.service import CatalogService, json_bytes, json_reply
+from icefloe.rest.wording import check_path_names, path_missing
 from icefloe.serde.rest_json import CatalogConfig, ErrorResponse
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "RestServer", "app"]
@@ -80,15 +81,19 @@ class RestServer:
         token_ttl_seconds: int = 3600,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         state_dir: str | Path | None = None,
+        allowed_locations: Sequence[str] | None = None,
     ):
         folder = Path(state_dir) if state_dir is not None else None
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.service = CatalogService(catalog, prefix=prefix)
+        self.service = CatalogService(
+            catalog, prefix=prefix, allowed_locations=_allowed(catalog, allowed_locations)
+        )
         backend = catalog.backend
-        if not isinstance(backend.io, ConfinedFileIO):
-            # Whatever a request says, the server writes and deletes only inside its warehouse.
-            backend.io = ConfinedFileIO(backend.io, backend.warehouse)
+        # Whatever a request says, the server writes and deletes only inside the allowed
+        # locations (a catalog served again keeps the innermost confinement: the new one).
+        inner = backend.io.inner if isinstance(backend.io, ConfinedFileIO) else backend.io
+        backend.io = ConfinedFileIO(inner, self.service.allowed_locations)
         principals = parse_principals(auth) if auth is not None else None
         self.auth = Authenticator(principals, _signing_key(folder), token_ttl_seconds=token_ttl_seconds)
         self.idempotency: IdempotencyStore = (
@@ -170,6 +175,7 @@ class RestServer:
         try:
             if route.endpoint != Endpoint.TOKENS:
                 call.principal = self.auth.authenticate(call.headers.get("authorization"))
+                check_path_names(call)
                 if "namespace" in call.params:
                     call.principal.check_namespace(call.namespace)
                 if route.mutation:
@@ -178,6 +184,11 @@ class RestServer:
             if key:
                 return self._idempotent(route, call, key)
             return route.handler(call)
+        except InvalidIdentifierError as exc:
+            if call.method in ("GET", "HEAD", "DELETE") and "namespace" in call.params:
+                # A name this catalog cannot hold (the Hadoop catalog's '/'): nothing has it.
+                return self.failure(path_missing(call), call)
+            return self.failure(exc, call)
         except Exception as exc:
             return self.failure(exc, call)
 
@@ -252,6 +263,24 @@ class RestServer:
         )
 
 
+def _allowed(catalog: Catalog, allowed_locations: Sequence[str] | None) -> tuple[str, ...]:
+    """The allowed locations, checked: absolute paths or URIs, never empty (the warehouse when
+    none are given)."""
+    if allowed_locations is None:
+        return (catalog.backend.warehouse,)
+    if isinstance(allowed_locations, str):
+        allowed_locations = [allowed_locations]
+    allowed = tuple(strip_trailing_slash(location) or "/" for location in allowed_locations)
+    if not allowed:
+        raise ValidationError("allowed_locations must name at least one location (None: the warehouse)")
+    for location in allowed:
+        if not is_within(location, location):
+            raise ValidationError(
+                f"allowed location {location!r} must be an absolute path or a URI (like s3://bucket/prefix)"
+            )
+    return allowed
+
+
 def app(
     catalog: Catalog,
     auth: Mapping[str, Any] | None = None,
@@ -260,6 +289,7 @@ def app(
     token_ttl_seconds: int = 3600,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     state_dir: str | Path | None = None,
+    allowed_locations: Sequence[str] | None = None,
 ) -> Starlette:
     """An Iceberg REST catalog server over ``catalog``, as an ASGI application.
 
@@ -274,9 +304,14 @@ def app(
         max_body_bytes: larger request bodies get 413.
         state_dir: a folder for what several worker processes must share (the idempotency
             keys, the token signing key); None keeps both in this process.
+        allowed_locations: the locations (prefixes: ``s3://bucket/tables``, ``/data/lake``)
+            where tables and views may be and the server may write or delete; None: the
+            warehouse alone. A request for a location outside all of them gets a 400, and the
+            backend's FileIO refuses any write or delete outside them. Give the warehouse too
+            when new tables should still go there by default.
 
     Raises:
-        ValidationError: a malformed ``auth``.
+        ValidationError: a malformed ``auth`` or allowed location.
     """
     server = RestServer(
         catalog,
@@ -285,6 +320,7 @@ def app(
         token_ttl_seconds=token_ttl_seconds,
         max_body_bytes=max_body_bytes,
         state_dir=state_dir,
+        allowed_locations=allowed_locations,
     )
     application = Starlette(routes=[StarletteRoute("/{path:path}", server.endpoint, methods=_METHODS)])
     application.state.server = server

@@ -19,6 +19,7 @@ from icefloe.io import load_file_io
 from icefloe.rest.errors import HttpProblem
 from icefloe.rest.routing import Call, Reply
 from icefloe.rest.service import CatalogService, json_reply
+from icefloe.rest.wording import java_words
 from icefloe.serde._reader import JsonReader
 from icefloe.serde.content_file_json import content_file_to_json
 from icefloe.spec.manifest import ContentFile
@@ -46,7 +47,8 @@ def _partition_types(metadata: TableMetadata) -> dict[int, StructType]:
 
 def plan_table_scan(service: CatalogService, call: Call) -> Reply:
     ident = call.identifier()
-    location, _ = service.load_table_document(ident, "all")
+    with java_words(table=ident):
+        location, _ = service.load_table_document(ident, "all")
     metadata = service.metadata_at(location)
     table = Table(
         ident,

@@ -4,7 +4,8 @@ spec's path templates.
 Routing works on the raw path (``scope["raw_path"]``): a decoded path would turn ``%2F`` inside a
 name into a separator. Each segment is decoded with ``unquote_plus`` (Java's client writes a
 space as ``+``, PyIceberg as ``%20``), and a namespace segment is split into levels at the unit
-separator (``%1F``), the spec's default ``namespace-separator``.
+separator (``%1F``), the spec's default ``namespace-separator``. Names are not validated here:
+a name no catalog object can have names a missing object (``wording.check_path_names``: 404).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote_plus
 
-from icefloe.backends import parse_identifier, parse_namespace
 from icefloe.rest.auth import ANONYMOUS, Principal
 from icefloe.rest.errors import HttpProblem
 from icefloe.serde._reader import parse_json_document
@@ -84,11 +84,7 @@ class Route:
 
 def _decode_param(name: str, raw: str) -> Any:
     text = unquote_plus(raw, errors="strict")
-    if name == "namespace":
-        return parse_namespace(tuple(text.split(NAMESPACE_SEPARATOR)))
-    if name in ("table", "view"):
-        parse_identifier(("ns", text))  # the same rules as every identifier part
-    return text
+    return tuple(text.split(NAMESPACE_SEPARATOR)) if name == "namespace" else text
 
 
 def match_route(
@@ -98,8 +94,7 @@ def match_route(
 
     Raises:
         HttpProblem: 404 (no such route), 405 (the route exists for another method), 400 (a
-            segment that is not valid UTF-8 or an invalid identifier part).
-        InvalidIdentifierError: a namespace or name the catalog refuses (-> 400).
+            segment that is not valid UTF-8).
     """
     try:
         path = raw_path.decode("ascii")

@@ -1,11 +1,13 @@
 """Serving from the command line: ``icefloe serve`` or ``python -m icefloe.rest [--catalog NAME]
-[--host 127.0.0.1] [--port 8181] [--workers N] [--auth FILE] [--prefix P] [--state-dir DIR]``.
+[--host 127.0.0.1] [--port 8181] [--workers N] [--auth FILE] [--prefix P] [--state-dir DIR]
+[--allowed-location PREFIX ...]``.
 
 The catalog is ``load_catalog(NAME, **properties)`` (the embedded default when no name is given). ``--auth``
 names a JSON file of principals (``{client_id: {"secret": ..., "read_only": ..., "namespaces":
 [...]}}``); without it the server refuses to listen on anything but a loopback address.
 Several workers share a state folder (idempotency keys, the token signing key): ``--state-dir``,
-by default ``<warehouse>/.icefloe-rest`` for a local warehouse.
+by default ``<warehouse>/.icefloe-rest`` for a local warehouse. ``--allowed-location``
+(repeatable) names the locations tables and views may have; by default the warehouse alone.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def _build(options: dict[str, Any]) -> Any:
         _read_auth(options.get("auth")),
         prefix=options.get("prefix"),
         state_dir=options.get("state_dir"),
+        allowed_locations=options.get("allowed_locations"),
     )
 
 
@@ -79,6 +82,7 @@ def serve(
     auth: str | None = None,
     prefix: str | None = None,
     state_dir: str | None = None,
+    allowed_locations: Sequence[str] | None = None,
 ) -> None:
     """Run the REST catalog server until interrupted.
 
@@ -98,6 +102,7 @@ def serve(
         "auth": auth,
         "prefix": prefix,
         "state_dir": state_dir,
+        "allowed_locations": list(allowed_locations) if allowed_locations else None,
     }
     if workers > 1 and state_dir is None:
         warehouse = load_catalog(catalog, **options["catalog_properties"]).backend.warehouse
@@ -132,6 +137,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--prefix", help="serve under /v1/<prefix>/")
     parser.add_argument("--state-dir", help="a folder the workers share (default <warehouse>/.icefloe-rest)")
+    parser.add_argument(
+        "--allowed-location",
+        action="append",
+        metavar="PREFIX",
+        help="a location tables and views may have (repeatable; default: the warehouse alone)",
+    )
     args = parser.parse_args(argv)
     try:
         serve(
@@ -142,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             auth=args.auth,
             prefix=args.prefix,
             state_dir=args.state_dir,
+            allowed_locations=args.allowed_location,
         )
     except ValidationError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -17,8 +17,8 @@ from typing import Any
 
 from icefloe.backends import CatalogBackend, LoadedTable, identifier_to_string
 from icefloe.catalog import Catalog
-from icefloe.errors import ValidationError
-from icefloe.io import is_within
+from icefloe.errors import UnsupportedFeatureError, ValidationError
+from icefloe.io import is_within_any
 from icefloe.rest.errors import HttpProblem
 from icefloe.rest.routing import Call, Reply
 from icefloe.serde.metadata_json import dumps_metadata, loads_metadata, metadata_to_dict
@@ -33,7 +33,7 @@ from icefloe.spec.updates import SetLocation, SetProperties, TableUpdate
 
 __all__ = ["CatalogService", "json_reply"]
 
-#: Properties naming where files go: a server keeps them inside its warehouse.
+#: Properties naming where files go: a server keeps them inside the locations it allows.
 PATH_PROPERTIES = (
     WRITE_METADATA_LOCATION,
     WRITE_DATA_LOCATION,
@@ -81,12 +81,22 @@ class CatalogService:
     Args:
         catalog: the catalog served.
         prefix: the path prefix advertised in ``/v1/config`` (None: none).
+        allowed_locations: the locations (prefixes) tables and views may have and the server
+            may write under; None: the warehouse alone.
     """
 
-    def __init__(self, catalog: Catalog, *, prefix: str | None = None):
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        prefix: str | None = None,
+        allowed_locations: Sequence[str] | None = None,
+    ):
         self.catalog = catalog
         self.backend: CatalogBackend = catalog.backend
-        self.root = self.backend.warehouse
+        self.allowed_locations: tuple[str, ...] = (
+            (self.backend.warehouse,) if allowed_locations is None else tuple(allowed_locations)
+        )
         self.prefix = prefix
         self._metadata = _Lru(64)  # metadata location -> TableMetadata
         self._latest = _Lru(4096)  # table identifier -> the last metadata location this process saw
@@ -95,9 +105,12 @@ class CatalogService:
     # ---- guards --------------------------------------------------------------------------------
 
     def check_location(self, location: str, what: str) -> None:
-        """Raise ValidationError (400) unless ``location`` is inside the warehouse."""
-        if not isinstance(location, str) or not is_within(location, self.root):
-            raise ValidationError(f"{what} {str(location)[:200]!r} is outside the warehouse {self.root}")
+        """Raise ValidationError (400) unless ``location`` is inside an allowed location."""
+        if not isinstance(location, str) or not is_within_any(location, self.allowed_locations):
+            allowed = " or ".join(self.allowed_locations)
+            raise ValidationError(
+                f"{what} {str(location)[:200]!r} is outside the allowed locations: {allowed}"
+            )
 
     def check_properties(self, properties: Mapping[str, str], what: str) -> None:
         for key in PATH_PROPERTIES:
@@ -223,6 +236,13 @@ class CatalogService:
         more = start + size < len(names)
         next_token = json_bytes(list(chunk[-1])).hex() if more and chunk else None
         return chunk, next_token
+
+    def view_exists(self, identifier: Sequence[str]) -> bool:
+        """Whether a view has this name (never, in a catalog without views)."""
+        try:
+            return self.backend.view_exists(identifier)
+        except UnsupportedFeatureError:
+            return False
 
     def describe(self, identifier: Sequence[str]) -> str:
         return identifier_to_string(identifier)

@@ -9,14 +9,29 @@ swap. A swap lost to a concurrent commit is retried here while the requirements 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from icefloe.backends import LoadedTable, TableCommit, parse_identifier
-from icefloe.errors import CommitFailedException, NoSuchTableError, RequirementFailedError
+from icefloe.errors import (
+    CommitFailedException,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    RequirementFailedError,
+    TableAlreadyExistsError,
+    ViewAlreadyExistsError,
+)
 from icefloe.rest.errors import HttpProblem
 from icefloe.rest.routing import Call, Reply
 from icefloe.rest.service import CatalogService, json_reply
+from icefloe.rest.wording import (
+    java_words,
+    namespace_missing,
+    rename_conflict,
+    table_already_exists,
+    table_missing,
+)
 from icefloe.serde._reader import JsonReader
 from icefloe.serde.rest_json import (
     LoadTableResult,
@@ -28,6 +43,7 @@ from icefloe.serde.rest_json import (
 )
 from icefloe.spec.partitioning import UNPARTITIONED_SPEC
 from icefloe.spec.sorting import UNSORTED_SORT_ORDER
+from icefloe.spec.updates import AssertCreate, TableRequirement
 
 __all__ = [
     "commit_table",
@@ -61,8 +77,33 @@ def _retrying(commit: Callable[[], T]) -> T:
     raise AssertionError("unreachable")
 
 
+def _name_taken(service: CatalogService, ident: tuple[str, ...]) -> Exception:
+    """Java's answer to a table created where a table or a view has the name."""
+    if service.view_exists(ident):
+        return TableAlreadyExistsError(f"View with same name already exists: {service.describe(ident)}")
+    return table_already_exists(ident)
+
+
+def _create_conflict(service: CatalogService, ident: tuple[str, ...]) -> Exception:
+    """A create (``assert-create``) commit that found the name taken: the spec's (and Java's)
+    409 ``CommitFailedException`` of the failed requirement, or Java's words for a view."""
+    if service.view_exists(ident):
+        return _name_taken(service, ident)
+    return RequirementFailedError("Requirement failed: table already exists")
+
+
+def _utc_now_iso() -> str:
+    """Now in UTC as Java's ``OffsetDateTime.toString`` writes it (``2025-01-02T03:04:05.123456Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _creates(requirements: Sequence[TableRequirement]) -> bool:
+    return any(isinstance(r, AssertCreate) for r in requirements)
+
+
 def list_tables(service: CatalogService, call: Call) -> Reply:
-    names = service.backend.list_tables(call.namespace)
+    with java_words(namespace=call.namespace):
+        names = service.backend.list_tables(call.namespace)
     page, token = service.page(call, sorted(names))
     return json_reply({"identifiers": [identifier_to_json(i) for i in page], "next-page-token": token})
 
@@ -76,15 +117,22 @@ def create_table(service: CatalogService, call: Call) -> Reply:
     spec = request.spec or UNPARTITIONED_SPEC
     order = request.write_order or UNSORTED_SORT_ORDER
     location = request.location.rstrip("/") if request.location else None
-    if request.stage_create:
-        metadata = service.backend.stage_create(
-            ident, request.schema, spec, order, location, request.properties
-        )
-        service.check_location(metadata.location, "table location")
-        return json_reply(LoadTableResult(None, metadata).to_json())
-    loaded = service.backend.create_new_table(
-        ident, request.schema, spec, order, location, request.properties
-    )
+    try:
+        with java_words(namespace=call.namespace):
+            if request.stage_create:
+                # As Java's CatalogHandlers.stageTableCreate: the table records when its create
+                # transaction began (the client commits these properties with the table).
+                properties = {"created-at": _utc_now_iso(), **request.properties}
+                metadata = service.backend.stage_create(
+                    ident, request.schema, spec, order, location, properties
+                )
+                service.check_location(metadata.location, "table location")
+                return json_reply(LoadTableResult(None, metadata).to_json())
+            loaded = service.backend.create_new_table(
+                ident, request.schema, spec, order, location, request.properties
+            )
+    except TableAlreadyExistsError as exc:
+        raise _name_taken(service, ident) from exc
     return Reply(200, service.commit_document(loaded))
 
 
@@ -92,7 +140,8 @@ def load_table(service: CatalogService, call: Call) -> Reply:
     snapshots = call.query.get("snapshots", "all") or "all"
     if snapshots not in ("all", "refs"):
         raise HttpProblem(400, "BadRequestException", f"snapshots must be 'all' or 'refs', not {snapshots!r}")
-    location, document = service.load_table_document(call.identifier(), snapshots)
+    with java_words(table=call.identifier()):
+        location, document = service.load_table_document(call.identifier(), snapshots)
     etag = service.etag(location, snapshots)
     if call.headers.get("if-none-match") == etag:
         return Reply(304, headers={"ETag": etag})
@@ -101,7 +150,7 @@ def load_table(service: CatalogService, call: Call) -> Reply:
 
 def table_exists(service: CatalogService, call: Call) -> Reply:
     if service.backend.current_metadata_location(call.identifier()) is None:
-        raise NoSuchTableError(f"table {service.describe(call.identifier())} does not exist")
+        raise table_missing(call.identifier())
     return Reply(204)
 
 
@@ -114,7 +163,15 @@ def commit_table(service: CatalogService, call: Call) -> Reply:
         base = service.cached_base(ident)
         return service.backend.commit_table(ident, base, request.requirements, request.updates)
 
-    return Reply(200, service.commit_document(_retrying(commit)))
+    creating = _creates(request.requirements)
+    try:
+        with java_words(namespace=call.namespace if creating else None, table=ident):
+            loaded = _retrying(commit)
+    except TableAlreadyExistsError as exc:
+        if not creating:
+            raise
+        raise _create_conflict(service, ident) from exc
+    return Reply(200, service.commit_document(loaded))
 
 
 def commit_transaction(service: CatalogService, call: Call) -> Reply:
@@ -145,7 +202,14 @@ def commit_transaction(service: CatalogService, call: Call) -> Reply:
             ]
         )
 
-    for loaded in _retrying(commit):
+    try:
+        committed = _retrying(commit)
+    except TableAlreadyExistsError as exc:
+        created = [c.identifier for c in commits if _creates(c.requirements)]
+        if not created:
+            raise
+        raise _create_conflict(service, created[0]) from exc
+    for loaded in committed:
         service.remember(loaded)
     return Reply(204)
 
@@ -153,8 +217,9 @@ def commit_transaction(service: CatalogService, call: Call) -> Reply:
 def drop_table(service: CatalogService, call: Call) -> Reply:
     ident = call.identifier()
     purge = call.query.get("purgeRequested", "false").lower() == "true"
-    loaded = service.backend.load_table(ident) if purge else None
-    service.backend.drop_table(ident, purge=False)
+    with java_words(table=ident):
+        loaded = service.backend.load_table(ident) if purge else None
+        service.backend.drop_table(ident, purge=False)
     if loaded is not None:
         # Only what lies under the table: its metadata could name any file.
         service.backend.purge_files(loaded, within=loaded.metadata.location)
@@ -170,7 +235,12 @@ def register_table(service: CatalogService, call: Call) -> Reply:
         raise HttpProblem(406, "UnsupportedOperationException", "register with overwrite is not supported")
     service.check_location(location, "metadata-location")
     service.check_location(service.metadata_at(location).location, "the registered table's location")
-    loaded = service.backend.register_table((*call.namespace, name), location)
+    ident = parse_identifier((*call.namespace, name))
+    try:
+        with java_words(namespace=call.namespace):
+            loaded = service.backend.register_table(ident, location)
+    except TableAlreadyExistsError as exc:
+        raise _name_taken(service, ident) from exc
     return Reply(200, service.commit_document(loaded))
 
 
@@ -181,5 +251,22 @@ def rename_table(service: CatalogService, call: Call) -> Reply:
     destination = parse_identifier(read_identifier(r, body.get("destination"), "destination"))
     service.check_namespace(call, source)
     service.check_namespace(call, destination)
-    service.backend.rename_table(source, destination)
+    backend = service.backend
+    # Java's checks, in Java's order (JdbcCatalog.renameTable), so the first problem is named.
+    if not backend.table_exists(source):
+        raise table_missing(source)
+    if not backend.namespace_exists(destination[:-1]):
+        raise namespace_missing(destination[:-1])
+    if service.view_exists(destination):
+        raise rename_conflict(source, destination, "View")
+    try:
+        backend.rename_table(source, destination)
+    except NoSuchTableError as exc:
+        raise table_missing(source) from exc
+    except NoSuchNamespaceError as exc:
+        raise namespace_missing(destination[:-1]) from exc
+    except (TableAlreadyExistsError, ViewAlreadyExistsError) as exc:
+        if service.view_exists(destination):
+            raise rename_conflict(source, destination, "View") from exc
+        raise table_already_exists(destination) from exc
     return Reply(204)

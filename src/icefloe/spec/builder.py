@@ -30,6 +30,7 @@ from icefloe.spec.properties import (
     METADATA_PREVIOUS_VERSIONS_MAX,
     METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT,
     int_property,
+    persisted_properties,
 )
 from icefloe.spec.schema import Schema, assign_fresh_ids
 from icefloe.spec.snapshots import MAIN_BRANCH, HistoryEntry, MetadataLogEntry, Snapshot, SnapshotRef
@@ -595,6 +596,8 @@ def updates_for_new_table(
     Column ids are renumbered from 1; the spec and sort order are re-pointed by column name to
     the renumbered schema and partition field ids start at 1000. ``format-version`` may come in
     ``properties`` (as users pass it) or as the keyword; it is not stored as a property.
+    As in Java, every catalog's new table gets ``write.parquet.compression-codec=zstd``
+    unless ``properties`` names a codec (``persisted_properties``).
     """
     props = dict(properties or {})
     version_text = props.pop("format-version", None)
@@ -621,7 +624,7 @@ def updates_for_new_table(
         AddSortOrder(fresh_order),
         SetDefaultSortOrder(LAST_ADDED),
         SetLocation(location),
-        SetProperties(props),
+        SetProperties(persisted_properties(props)),
     ]
 
 

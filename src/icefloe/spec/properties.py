@@ -148,6 +148,14 @@ READ_PAGE_INDEX_ENABLED = "read.parquet.page-index.enabled"
 READ_PAGE_INDEX_ENABLED_DEFAULT = True
 
 
+def persisted_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """The properties a new or replaced table is given (Java's ``TableMetadata
+    .persistedProperties``): the defaults that apply only to new tables
+    (``write.parquet.compression-codec=zstd``, which Java has written since 1.4), then
+    ``properties``, which win."""
+    return {PARQUET_COMPRESSION: PARQUET_COMPRESSION_DEFAULT, **properties}
+
+
 def row_level_mode_property(command: str) -> str:
     """``write.delete.mode`` / ``write.update.mode`` / ``write.merge.mode``."""
     return {"delete": DELETE_MODE, "update": UPDATE_MODE, "merge": MERGE_MODE}[command]

@@ -9,7 +9,9 @@ schema, partition spec, sort order, location and properties. As in Java:
 - partition field ids are reused for the same (source column, transform) in any earlier spec
   (v2+); v1 carries the current spec's fields forward, replacing dropped ones by ``void``;
 - the ``main`` branch is removed: the table has no current snapshot until one is added;
-- properties are added to the existing ones (none is removed); ``format-version`` upgrades;
+- properties are added to the existing ones (none is removed), with Java's new-table
+  default ``write.parquet.compression-codec=zstd`` unless they name a codec;
+  ``format-version`` upgrades;
 - a schema, spec or sort order equal to an existing one is reused by ``MetadataBuilder``.
 """
 
@@ -20,6 +22,7 @@ from collections.abc import Callable, Mapping
 
 from icefloe.errors import ValidationError
 from icefloe.spec.partitioning import PartitionField, PartitionSpec
+from icefloe.spec.properties import persisted_properties
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import MAIN_BRANCH
 from icefloe.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder
@@ -97,8 +100,7 @@ def updates_for_replacement(
         SetDefaultSortOrder(LAST_ADDED),
         SetLocation(location),
     ]
-    if props:
-        updates.append(SetProperties(props))
+    updates.append(SetProperties(persisted_properties(props)))
     return updates
 
 

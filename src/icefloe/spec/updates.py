@@ -227,7 +227,7 @@ class TableRequirement:
 
 def _require_table(base: TableMetadata | None, what: str) -> TableMetadata:
     if base is None:
-        raise RequirementFailedError(f"requirement failed: {what}: the table does not exist")
+        raise RequirementFailedError(f"Requirement failed: {what}: the table does not exist")
     return base
 
 
@@ -239,7 +239,7 @@ class AssertCreate(TableRequirement):
 
     def validate(self, base: TableMetadata | None) -> None:
         if base is not None:
-            raise RequirementFailedError("requirement failed: the table already exists")
+            raise RequirementFailedError("Requirement failed: table already exists")
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,9 +250,9 @@ class AssertTableUUID(TableRequirement):
     def validate(self, base: TableMetadata | None) -> None:
         base = _require_table(base, "table uuid")
         if base.table_uuid != self.uuid:
+            # Java's words (its order too: the table's uuid first).
             raise RequirementFailedError(
-                f"requirement failed: table uuid is {base.table_uuid}, expected {self.uuid} "
-                "(the table was dropped and re-created)"
+                f"Requirement failed: UUID does not match: expected {base.table_uuid} != {self.uuid}"
             )
 
 
@@ -265,20 +265,22 @@ class AssertRefSnapshotId(TableRequirement):
     snapshot_id: int | None
 
     def validate(self, base: TableMetadata | None) -> None:
-        base = _require_table(base, f"ref '{self.ref}'")
+        base = _require_table(base, f"ref {self.ref}")
         current = base.refs.get(self.ref)
-        if self.snapshot_id is None:
-            if current is not None:
+        if current is not None:
+            kind = "branch" if current.is_branch else "tag"
+            if self.snapshot_id is None:
                 raise RequirementFailedError(
-                    f"requirement failed: ref '{self.ref}' was created concurrently "
-                    f"(now at snapshot {current.snapshot_id})"
+                    f"Requirement failed: {kind} {self.ref} was created concurrently"
                 )
-        elif current is None:
-            raise RequirementFailedError(f"requirement failed: ref '{self.ref}' was removed concurrently")
-        elif current.snapshot_id != self.snapshot_id:
+            if current.snapshot_id != self.snapshot_id:
+                raise RequirementFailedError(
+                    f"Requirement failed: {kind} {self.ref} has changed: "
+                    f"expected id {self.snapshot_id} != {current.snapshot_id}"
+                )
+        elif self.snapshot_id is not None:
             raise RequirementFailedError(
-                f"requirement failed: ref '{self.ref}' moved from snapshot {self.snapshot_id} "
-                f"to {current.snapshot_id}"
+                f"Requirement failed: branch or tag {self.ref} is missing, expected {self.snapshot_id}"
             )
 
 
@@ -291,8 +293,8 @@ class AssertLastAssignedFieldId(TableRequirement):
         base = _require_table(base, "last assigned field id")
         if base.last_column_id != self.last_assigned_field_id:
             raise RequirementFailedError(
-                f"requirement failed: last assigned field id changed from {self.last_assigned_field_id} "
-                f"to {base.last_column_id}"
+                f"Requirement failed: last assigned field id changed: "
+                f"expected id {self.last_assigned_field_id} != {base.last_column_id}"
             )
 
 
@@ -305,8 +307,8 @@ class AssertCurrentSchemaId(TableRequirement):
         base = _require_table(base, "current schema id")
         if base.current_schema_id != self.current_schema_id:
             raise RequirementFailedError(
-                f"requirement failed: current schema changed from {self.current_schema_id} "
-                f"to {base.current_schema_id}"
+                f"Requirement failed: current schema changed: "
+                f"expected id {self.current_schema_id} != {base.current_schema_id}"
             )
 
 
@@ -319,8 +321,8 @@ class AssertLastAssignedPartitionId(TableRequirement):
         base = _require_table(base, "last assigned partition id")
         if base.last_partition_id != self.last_assigned_partition_id:
             raise RequirementFailedError(
-                f"requirement failed: last assigned partition id changed from "
-                f"{self.last_assigned_partition_id} to {base.last_partition_id}"
+                f"Requirement failed: last assigned partition id changed: "
+                f"expected id {self.last_assigned_partition_id} != {base.last_partition_id}"
             )
 
 
@@ -333,8 +335,8 @@ class AssertDefaultSpecId(TableRequirement):
         base = _require_table(base, "default spec id")
         if base.default_spec_id != self.default_spec_id:
             raise RequirementFailedError(
-                f"requirement failed: default partition spec changed from {self.default_spec_id} "
-                f"to {base.default_spec_id}"
+                f"Requirement failed: default partition spec changed: "
+                f"expected id {self.default_spec_id} != {base.default_spec_id}"
             )
 
 
@@ -347,6 +349,6 @@ class AssertDefaultSortOrderId(TableRequirement):
         base = _require_table(base, "default sort order id")
         if base.default_sort_order_id != self.default_sort_order_id:
             raise RequirementFailedError(
-                f"requirement failed: default sort order changed from {self.default_sort_order_id} "
-                f"to {base.default_sort_order_id}"
+                f"Requirement failed: default sort order changed: "
+                f"expected id {self.default_sort_order_id} != {base.default_sort_order_id}"
             )

@@ -206,7 +206,7 @@ class ViewMetadataBuilder:
         duplicate = next((d for d in dialects if dialects.count(d) > 1), None)
         if duplicate is not None:
             raise ValidationError(
-                f"invalid view version {new_id}: more than one query for dialect {duplicate!r}"
+                f"Invalid view version: Cannot add multiple queries for dialect {duplicate}"
             )
         self.versions.append(version)
         self._added_version_ids.add(new_id)

@@ -208,9 +208,9 @@ class AssertViewUUID(ViewRequirement):
 
     def validate(self, base: ViewMetadata | None) -> None:
         if base is None:
-            raise RequirementFailedError("requirement failed: view uuid: the view does not exist")
+            raise RequirementFailedError("Requirement failed: view UUID: the view does not exist")
         if base.view_uuid != self.uuid:
+            # Java's words (its order too: the view's uuid first).
             raise RequirementFailedError(
-                f"requirement failed: view uuid is {base.view_uuid}, expected {self.uuid} "
-                "(the view was dropped and re-created)"
+                f"Requirement failed: view UUID does not match: expected {base.view_uuid} != {self.uuid}"
             )

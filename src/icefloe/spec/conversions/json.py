@@ -51,9 +51,9 @@ def to_json(type_: IcebergType, value: Any) -> Any:
     Follows Java's SingleValueParser: binary as upper-case hex, times and timestamps in ISO
     form without trailing fraction zeros, decimals in plain notation (scientific only for a
     negative scale), NaN and infinities as the strings Jackson writes. Struct fields with a
-    null value are omitted. Floats stay Python floats, so ``json`` prints a float32 with its
-    double digits (``0.10000000149011612`` where Java prints ``0.1``); readers round it back
-    to the same float32.
+    null value are omitted. A float32 is the double of its shortest round-trip digits (Java's
+    Jackson writes a ``Float``: ``0.1``, not the double ``0.10000000149011612`` it equals);
+    readers round it back to the same float32.
     """
     if value is None:
         return None
@@ -67,9 +67,11 @@ def to_json(type_: IcebergType, value: Any) -> Any:
     if isinstance(type_, (FloatType, DoubleType)):
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise invalid_value(type_, value)
+        if isinstance(type_, FloatType):
+            value = float32(float(value))
         if math.isnan(value) or math.isinf(value):
             return java_float_str(value, False)
-        return float(value)
+        return float(java_float_str(value, True)) if isinstance(type_, FloatType) else float(value)
     if isinstance(type_, DecimalType):
         unscaled = checked_unscaled(type_, value, check_precision=False)
         exact = decimal_from_unscaled(unscaled, type_.scale)
