@@ -376,6 +376,8 @@ def test_allowed_locations_are_checked(tmp_path: Path) -> None:
         with pytest.raises(icefloe.errors.ValidationError, match=r"allowed.location"):
             app(catalog, allowed_locations=bad)
     outside = tmp_path / "outside"
+    with pytest.raises(icefloe.errors.ValidationError, match=r"do not include the warehouse"):
+        app(catalog, allowed_locations=[str(outside)])
     with (
         serve_in_thread(app(catalog, allowed_locations=[str(tmp_path / "wh"), f"file://{outside}/"])) as url,
         httpx.Client(base_url=url) as client,

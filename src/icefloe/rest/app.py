@@ -278,6 +278,14 @@ def _allowed(catalog: Catalog, allowed_locations: Sequence[str] | None) -> tuple
             raise ValidationError(
                 f"allowed location {location!r} must be an absolute path or a URI (like s3://bucket/prefix)"
             )
+    # New tables go under the warehouse by default: a list that leaves it out would refuse
+    # every create that names no location, which is never what an operator means.
+    warehouse = catalog.backend.warehouse
+    if not any(is_within(warehouse, location) for location in allowed):
+        raise ValidationError(
+            f"allowed locations {list(allowed)} do not include the warehouse {warehouse!r}, where new "
+            "tables go by default: list it too"
+        )
     return allowed
 
 
