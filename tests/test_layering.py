@@ -21,8 +21,14 @@ A module violates the contract when it
 - imports a sibling package on its own layer (``scan`` -> ``catalog``),
 - is in ``spec``, ``expressions`` or ``backends`` and imports pyarrow, pyspark or another engine
   library (pandas, polars, duckdb), anywhere in the module,
-- imports an icefloe module inside a function body (the way to hide a cycle); top-level
-  modules are exempt, as they may import lazily to keep ``import icefloe`` light.
+- imports an icefloe module inside a function body (the way to hide a cycle) without saying
+  why: a deliberate lazy import, which keeps a heavy dependency (pyarrow, SQLAlchemy, fastavro)
+  off the paths that do not need it, carries a ``# lazy: <what it defers>`` comment on its
+  statement. A lazy import obeys every other rule (it points down or inside its own package)
+  and counts in the cycle check like any import, so it cannot hide a cycle. A ``# lazy:``
+  marker on a module-level import is an error (it defers nothing). Top-level module files
+  (``icefloe/__init__.py``, ``icefloe/demo.py``) are exempt; packages on the top layer
+  (``cli``) are not.
 
 ``importlib.import_module("icefloe...")`` and ``__import__("icefloe...")`` with a literal name
 count as imports. A new top-level package must be added to the map below (and ARCHITECTURE.md).
@@ -31,6 +37,7 @@ count as imports. A new top-level package must be added to the map below (and AR
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +72,7 @@ LAYERS: dict[str, int] = {
 ALLOWED_SIBLINGS = {("_util", "errors")}
 PURE_PARTS = {"spec", "expressions", "backends"}
 ENGINE_LIBRARIES = {"pyarrow", "pyspark", "pandas", "polars", "duckdb"}
+LAZY_MARKER = re.compile(r"#\s*lazy:\s*\S")
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,11 @@ def _layer_of(part: str, src: Path) -> int | None:
     return None
 
 
+def _is_top_level_module(module: Module, src: Path) -> bool:
+    """icefloe/__init__.py or a module file next to it (icefloe/demo.py), not a package (cli)."""
+    return module.part == "" or (src / f"{module.part}.py").is_file()
+
+
 def _layer_name(layer: int) -> str:
     return "top" if layer == TOP else f"L{layer}"
 
@@ -120,17 +133,22 @@ class _Import:
     target: str  # dotted module name
     line: int
     in_function: bool
+    lazy: bool = False  # the statement carries a ``# lazy: ...`` comment
 
 
 class _ImportCollector(ast.NodeVisitor):
-    def __init__(self, module: Module, known: set[str]) -> None:
+    def __init__(self, module: Module, known: set[str], lines: list[str] | None = None) -> None:
         self.module = module
         self.known = known
+        self.lines = lines or []  # the source, for ``# lazy:`` markers
         self.depth = 0  # function nesting
         self.found: list[_Import] = []
 
     def _add(self, target: str, node: ast.AST) -> None:
-        self.found.append(_Import(target, getattr(node, "lineno", 0), self.depth > 0))
+        first = getattr(node, "lineno", 0)
+        last = getattr(node, "end_lineno", None) or first
+        lazy = any(LAZY_MARKER.search(line) for line in self.lines[max(first - 1, 0) : last])
+        self.found.append(_Import(target, first, self.depth > 0, lazy))
 
     def _function(self, node: ast.AST) -> None:
         self.depth += 1
@@ -179,16 +197,19 @@ def check_layers(src: Path = SRC) -> list[str]:
                 "(add it to tests/test_layering.py and ARCHITECTURE.md)"
             )
             continue
+        text = module.path.read_text(encoding="utf-8")
         try:
-            tree = ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path))
+            tree = ast.parse(text, filename=str(module.path))
         except SyntaxError as exc:
             problems.append(f"{where}:{exc.lineno}: cannot parse: {exc.msg}")
             continue
-        collector = _ImportCollector(module, known)
+        collector = _ImportCollector(module, known, text.splitlines())
         collector.visit(tree)
         for imp in collector.found:
             pieces = imp.target.split(".")
             prefix = f"{where}:{imp.line}: {module.name} ({_layer_name(own)})"
+            if imp.lazy and not imp.in_function:
+                problems.append(f"{prefix} marks a module-level import of {imp.target} lazy")
             if pieces[0] != ROOT_PACKAGE:
                 if module.part in PURE_PARTS and pieces[0] in ENGINE_LIBRARIES:
                     problems.append(
@@ -197,10 +218,10 @@ def check_layers(src: Path = SRC) -> list[str]:
                     )
                 continue
             part = pieces[1] if len(pieces) > 1 else ""
-            if imp.in_function and own != TOP:
+            if imp.in_function and not imp.lazy and not _is_top_level_module(module, src):
                 problems.append(
-                    f"{prefix} imports {imp.target} inside a function: "
-                    "import at module level (a cycle means a layer is wrong)"
+                    f"{prefix} imports {imp.target} inside a function: import at module level (a "
+                    "cycle means a layer is wrong), or mark a deliberate lazy import '# lazy: <why>'"
                 )
             if part == module.part and own != TOP:
                 continue  # inside its own package
@@ -362,7 +383,8 @@ def test_the_checker_finds_each_kind_of_violation(synthetic: Path) -> None:
         "icefloe/expressions/visitors.py:4: icefloe.expressions.visitors (L2) imports pyspark: "
         "icefloe.expressions stays free of engine libraries (Arrow code lives in icefloe.arrow)",
         "icefloe/io/local.py:2: icefloe.io.local (L3) imports icefloe.spec.types inside a function: "
-        "import at module level (a cycle means a layer is wrong)",
+        "import at module level (a cycle means a layer is wrong), or mark a deliberate lazy import "
+        "'# lazy: <why>'",
         "icefloe/mystery/__init__.py:1: package icefloe.mystery is not in the layer map "
         "(add it to tests/test_layering.py and ARCHITECTURE.md)",
         "icefloe/scan/planner.py:1: icefloe.scan.planner (L5) imports icefloe.backends.base, a sibling "
@@ -372,4 +394,42 @@ def test_the_checker_finds_each_kind_of_violation(synthetic: Path) -> None:
         "icefloe/spec/types.py:1: icefloe.spec.types (L1) imports pyarrow: icefloe.spec stays free of "
         "engine libraries (Arrow code lives in icefloe.arrow)",
         "icefloe/spec/types.py:3: icefloe.spec.types (L1) imports icefloe.table (L6), a higher layer",
+    ]
+
+
+def test_a_lazy_import_says_so_and_keeps_the_other_rules(synthetic: Path) -> None:
+    (synthetic / "io" / "local.py").write_text(
+        "def open_file():\n"
+        "    from icefloe.spec import types  # lazy: the spec model, for the start time\n"
+        "    from icefloe.scan import (  # lazy: still a higher layer\n"
+        "        planner,\n"
+        "    )\n"
+        "from icefloe.spec import types  # lazy: nothing, at module level\n"
+    )
+    found = [p for p in check_layers(synthetic) if p.startswith("icefloe/io/")]
+    assert found == [
+        "icefloe/io/local.py:3: icefloe.io.local (L3) imports icefloe.scan.planner (L5), a higher layer",
+        "icefloe/io/local.py:6: icefloe.io.local (L3) marks a module-level import of icefloe.spec.types lazy",
+    ]
+
+
+def test_a_lazy_import_cannot_hide_a_cycle(synthetic: Path) -> None:
+    (synthetic / "spec" / "schema.py").write_text("from icefloe.spec import types\n")
+    (synthetic / "spec" / "types.py").write_text(
+        "def later():\n    from icefloe.spec import schema  # lazy: a cycle all the same\n"
+    )
+    assert ["icefloe.spec.schema", "icefloe.spec.types"] in import_cycles(synthetic)
+
+
+def test_packages_on_the_top_layer_mark_their_lazy_imports(synthetic: Path) -> None:
+    (synthetic / "cli").mkdir()
+    (synthetic / "cli" / "__init__.py").write_text("")
+    (synthetic / "cli" / "look.py").write_text(
+        "def describe():\n    from icefloe.table import table\n"
+        "def files():\n    from icefloe.table import table  # lazy: pyarrow\n"
+    )
+    found = [p for p in check_layers(synthetic) if p.startswith("icefloe/cli/")]
+    assert found == [
+        "icefloe/cli/look.py:2: icefloe.cli.look (top) imports icefloe.table.table inside a function: import at "
+        "module level (a cycle means a layer is wrong), or mark a deliberate lazy import '# lazy: <why>'"
     ]

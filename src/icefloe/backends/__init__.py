@@ -14,10 +14,10 @@ user-facing ``Catalog`` (``icefloe.table``) is a facade over one. Pick one with
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from icefloe.backends.base import CatalogBackend, LoadedTable, PropertiesUpdateSummary, TableCommit
-from icefloe.backends.hadoop import HadoopCatalogBackend
 from icefloe.backends.identifiers import (
     Identifier,
     Namespace,
@@ -27,11 +27,14 @@ from icefloe.backends.identifiers import (
     parse_namespace,
     split_identifier,
 )
-from icefloe.backends.memory import InMemoryCatalogBackend
-from icefloe.backends.rest import RestCatalogBackend
-from icefloe.backends.sql import SqlCatalogBackend
 from icefloe.backends.views import LoadedView
 from icefloe.errors import ValidationError
+
+if TYPE_CHECKING:
+    from icefloe.backends.hadoop import HadoopCatalogBackend
+    from icefloe.backends.memory import InMemoryCatalogBackend
+    from icefloe.backends.rest import RestCatalogBackend
+    from icefloe.backends.sql import SqlCatalogBackend
 
 __all__ = [
     "CatalogBackend",
@@ -53,12 +56,59 @@ __all__ = [
     "split_identifier",
 ]
 
-_BACKENDS: dict[str, type[CatalogBackend]] = {
-    "sql": SqlCatalogBackend,
-    "hadoop": HadoopCatalogBackend,
-    "memory": InMemoryCatalogBackend,
-    "in-memory": InMemoryCatalogBackend,
+# Each backend is imported when a catalog of its type is first loaded (or its class is first
+# named, PEP 562's module __getattr__): a SQL catalog needs SQLAlchemy, a REST one httpx, and
+# neither needs the other.
+
+
+def _sql() -> type[CatalogBackend]:
+    from icefloe.backends.sql import SqlCatalogBackend  # lazy: SQLAlchemy
+
+    return SqlCatalogBackend
+
+
+def _hadoop() -> type[CatalogBackend]:
+    from icefloe.backends.hadoop import HadoopCatalogBackend  # lazy: only hadoop catalogs need it
+
+    return HadoopCatalogBackend
+
+
+def _memory() -> type[CatalogBackend]:
+    from icefloe.backends.memory import InMemoryCatalogBackend  # lazy: only tests' catalogs need it
+
+    return InMemoryCatalogBackend
+
+
+def _rest() -> type[CatalogBackend]:
+    from icefloe.backends.rest import RestCatalogBackend  # lazy: the REST client (httpx)
+
+    return RestCatalogBackend
+
+
+_BACKENDS: dict[str, Callable[[], type[CatalogBackend]]] = {
+    "sql": _sql,
+    "hadoop": _hadoop,
+    "memory": _memory,
+    "in-memory": _memory,
+    "rest": _rest,
 }
+_CLASSES = {
+    "SqlCatalogBackend": _sql,
+    "HadoopCatalogBackend": _hadoop,
+    "InMemoryCatalogBackend": _memory,
+    "RestCatalogBackend": _rest,
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _CLASSES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = _CLASSES[name]()
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def _property_text(key: str, value: Any) -> str:
@@ -87,11 +137,9 @@ def load_catalog_backend(name: str, **properties: Any) -> CatalogBackend:
     """
     props = {key: _property_text(key, value) for key, value in properties.items()}
     kind = props.get("type", "sql").strip().lower()
-    if kind == "rest":
-        return RestCatalogBackend(name, props)
     backend = _BACKENDS.get(kind)
     if backend is None:
         raise ValidationError(
             f"unknown catalog type {kind!r} for catalog '{name}'; expected one of {sorted(_BACKENDS)}"
         )
-    return backend(name, props)
+    return backend()(name, props)

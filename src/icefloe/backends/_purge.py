@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from icefloe.io import FileIO
-from icefloe.manifests import read_manifest
 from icefloe.spec.manifest import ManifestFile
 from icefloe.spec.properties import GC_ENABLED
 from icefloe.spec.table_metadata import TableMetadata
@@ -42,8 +41,10 @@ def reachable_files(io: FileIO, metadata: TableMetadata, metadata_location: str)
     """Collect what purging a table deletes (see the module docstring).
 
     ``Snapshot.all_manifests`` reads manifest lists through ``icefloe.manifests``, which this
-    module imports (the import registers the reader).
+    function imports (the import registers the reader).
     """
+    from icefloe.manifests import read_manifest  # lazy: fastavro and pyarrow, for purges only
+
     result = ReachableFiles()
     gc = _gc_enabled(metadata)
     manifests: dict[str, ManifestFile] = {}

@@ -10,9 +10,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from icefloe.arrow.schema import as_iceberg_schema
 from icefloe.backends import (
     CatalogBackend,
     Identifier,
@@ -33,10 +32,21 @@ from icefloe.spec.schema import Schema
 from icefloe.spec.sorting import SortOrder, build_sort_order
 from icefloe.spec.views import SQLViewRepresentation, ViewVersion
 from icefloe.table.table import Table
-from icefloe.table.transaction import Transaction, commit_transactions
 from icefloe.table.view import View, spark_properties, view_summary
 
+if TYPE_CHECKING:
+    from icefloe.table.transaction import Transaction
+
 __all__ = ["Catalog"]
+
+
+def _iceberg_schema(schema: Schema | Any) -> Schema:
+    """``schema`` as an icefloe Schema (see ``arrow.schema.as_iceberg_schema``)."""
+    if isinstance(schema, Schema):
+        return schema
+    from icefloe.arrow.schema import as_iceberg_schema  # lazy: pyarrow, for a pyarrow schema
+
+    return as_iceberg_schema(schema)
 
 
 class Catalog:
@@ -145,7 +155,7 @@ class Catalog:
         """
         ident = parse_identifier(identifier)
         self._check_can_encrypt(ident, properties)
-        iceberg_schema = as_iceberg_schema(schema)
+        iceberg_schema = _iceberg_schema(schema)
         spec = build_spec(iceberg_schema, partition_by)
         order = build_sort_order(iceberg_schema, sort_by)
         table_location = location.rstrip("/") if location else None
@@ -246,7 +256,7 @@ class Catalog:
     ) -> Transaction:
         ident = parse_identifier(identifier)
         self._check_can_encrypt(ident, properties)
-        iceberg_schema = as_iceberg_schema(schema)
+        iceberg_schema = _iceberg_schema(schema)
         existing = None
         if mode is not DefinitionMode.CREATE:
             try:
@@ -283,6 +293,8 @@ class Catalog:
             # Not in the catalog yet (no metadata location): the table as the commit will create it.
             metadata = MetadataBuilder(None).apply_all(definition.define(None).updates).build()
             table = self._table(ident, metadata, None)
+        from icefloe.table.transaction import Transaction  # lazy: the operations (manifests, pyarrow)
+
         return Transaction(table, definition=definition)
 
     def _check_can_encrypt(self, ident: tuple[str, ...], properties: Mapping[str, str] | None) -> None:
@@ -336,6 +348,8 @@ class Catalog:
                 raise ValidationError(
                     f"transaction on {transaction.table.name()} does not belong to catalog '{self.name}'"
                 )
+        from icefloe.table.transaction import commit_transactions  # lazy: the operations (pyarrow)
+
         commit_transactions(list(transactions))
 
     # ---- views -------------------------------------------------------------------------------
@@ -373,7 +387,7 @@ class Catalog:
             NoSuchNamespaceError, ValidationError.
         """
         ident = parse_identifier(identifier)
-        iceberg_schema = as_iceberg_schema(schema)
+        iceberg_schema = _iceberg_schema(schema)
         representation = SQLViewRepresentation(sql, dialect)
         if isinstance(default_namespace, str):
             namespace = tuple(default_namespace.split("."))

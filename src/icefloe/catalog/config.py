@@ -16,8 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from icefloe.backends import load_catalog_backend
 from icefloe.catalog.catalog import Catalog
 from icefloe.errors import ValidationError
@@ -81,6 +79,8 @@ def _from_yaml(name: str) -> dict[str, str]:
     path = _config_path()
     if not path.is_file():
         return {}
+    import yaml  # lazy: only when there is a file to parse
+
     try:
         document = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:

@@ -2,14 +2,17 @@
 ``snapshots``, ``refs``, ``files``, ``partitions``, ``manifests``, ``location``, ``uuid``,
 ``properties get``."""
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pyarrow as pa
 import typer
 
 from icefloe.cli.session import EXIT_NOT_FOUND, CliError, Session, command, session_of
-from icefloe.spec.types import NestedField
-from icefloe.table.table import Table
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from icefloe.spec.types import NestedField
+    from icefloe.table.table import Table
 
 __all__ = ["register"]
 
@@ -48,7 +51,7 @@ _SHOWN = {
 }
 
 
-def _limited(table: pa.Table, limit: int | None) -> pa.Table:
+def _limited(table: "pa.Table", limit: int | None) -> "pa.Table":
     return table if limit is None else table.slice(0, limit)
 
 
@@ -213,20 +216,20 @@ def register(app: typer.Typer, properties: typer.Typer) -> None:
             raise CliError(f"table {table} has no property '{key}'", code=EXIT_NOT_FOUND)
 
 
-def _show(session: Session, rows: pa.Table, name: str, limit: int | None) -> None:
+def _show(session: Session, rows: "pa.Table", name: str, limit: int | None) -> None:
     if session.output.mode == "text" and name in _SHOWN:
         rows = rows.select([c for c in _SHOWN[name] if c in rows.column_names])
     session.output.rows(_limited(rows, limit))
 
 
-def _spec_text(table: Table, names: dict[int, str]) -> str:
+def _spec_text(table: "Table", names: dict[int, str]) -> str:
     fields = [
         f"{f.transform}({names.get(f.source_id, f.source_id)}) as {f.name}" for f in table.spec().fields
     ]
     return ", ".join(fields) or "unpartitioned"
 
 
-def _order_text(table: Table, names: dict[int, str]) -> str:
+def _order_text(table: "Table", names: dict[int, str]) -> str:
     order = table.sort_order()
     fields = [
         f"{f.transform}({names.get(f.source_id, f.source_id)}) {f.direction.name} {(f.null_order or '').replace('-', ' ').upper()}"

@@ -1,7 +1,8 @@
 """Maintenance commands: ``expire-snapshots``, ``remove-orphan-files``, ``rewrite-manifests``,
 ``compact`` (rewrite data files) and ``rewrite-position-deletes``, running ``icefloe.actions``
 (no Spark). Each has ``--dry-run`` (plans and reports, changes nothing), asks before it deletes
-files unless ``--yes``, shows a progress bar on a terminal and prints a summary."""
+files unless ``--yes``, shows a progress bar on a terminal and prints a summary. Each command
+imports the actions when it runs."""
 
 import dataclasses
 import datetime as dt
@@ -10,13 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
-from icefloe import actions
 from icefloe.cli.change import key_values
 from icefloe.cli.session import EXIT_FAILED, CliError, Session, command, session_of
-from icefloe.table.maintenance.compaction import plan_compaction
-from icefloe.table.maintenance.delete_compaction import plan_delete_groups
-from icefloe.table.maintenance.options import RewriteDataFilesOptions, RewritePositionDeletesOptions
-from icefloe.table.maintenance.orphans import OrphanRules
 
 __all__ = ["register"]
 
@@ -76,6 +72,8 @@ def register(app: typer.Typer) -> None:
         yes: YesOpt = False,
     ) -> None:
         """Expire old snapshots and delete the files only they reached."""
+        from icefloe import actions  # lazy: the actions (pyarrow, manifests)
+
         session = session_of(ctx)
         t = session.table(table)
         cutoff = _time(older_than, "--older-than")
@@ -132,6 +130,9 @@ def register(app: typer.Typer) -> None:
         yes: YesOpt = False,
     ) -> None:
         """Delete files under the table's location that no metadata reaches."""
+        from icefloe import actions  # lazy: the actions (pyarrow, manifests)
+        from icefloe.table.maintenance.orphans import OrphanRules  # lazy: with the actions
+
         session = session_of(ctx)
         t = session.table(table)
         cutoff = _time(older_than, "--older-than")
@@ -174,6 +175,8 @@ def register(app: typer.Typer) -> None:
         dry_run: DryRunOpt = False,
     ) -> None:
         """Compact the data manifests, clustered by partition."""
+        from icefloe import actions  # lazy: the actions (pyarrow, manifests)
+
         session = session_of(ctx)
         t = session.table(table)
         if dry_run:
@@ -206,6 +209,10 @@ def register(app: typer.Typer) -> None:
         dry_run: DryRunOpt = False,
     ) -> None:
         """Rewrite small files and files with deletes into files of the target size."""
+        from icefloe import actions  # lazy: the actions (pyarrow, manifests)
+        from icefloe.table.maintenance.compaction import plan_compaction  # lazy: with the actions
+        from icefloe.table.maintenance.options import RewriteDataFilesOptions  # lazy: with the actions
+
         session = session_of(ctx)
         t = session.table(table)
         options = key_values(option, "--option")
@@ -243,6 +250,10 @@ def register(app: typer.Typer) -> None:
         dry_run: DryRunOpt = False,
     ) -> None:
         """Compact position delete files and drop dangling deletes (v3: into deletion vectors)."""
+        from icefloe import actions  # lazy: the actions (pyarrow, manifests)
+        from icefloe.table.maintenance.delete_compaction import plan_delete_groups  # lazy: with the actions
+        from icefloe.table.maintenance.options import RewritePositionDeletesOptions  # lazy: with the actions
+
         session = session_of(ctx)
         t = session.table(table)
         options = key_values(option, "--option")

@@ -4,6 +4,10 @@ stderr.
 
 Values are made printable once (``plain``): datetimes as ISO text in UTC, bytes as hex, maps
 and structs as JSON text in the text forms (native JSON objects with ``--output json``).
+
+Rich is imported when something is first printed through it (its consoles are made on first
+use), and pyarrow never: a command that prints rows piped, as JSON or not at all starts
+without them.
 """
 
 from __future__ import annotations
@@ -16,12 +20,11 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import pyarrow as pa
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table as RichTable
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from rich.console import Console
 
 __all__ = ["Output", "plain"]
 
@@ -67,8 +70,25 @@ class Output:
     """Where and how a command prints (built once per invocation from the global options)."""
 
     mode: str = TEXT
-    out: Console = field(default_factory=lambda: Console(soft_wrap=True))
-    err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
+    _consoles: dict[str, Console] = field(default_factory=dict, repr=False)
+
+    @property
+    def out(self) -> Console:
+        """The console of results (stdout)."""
+        return self._console("out")
+
+    @property
+    def err(self) -> Console:
+        """The console of errors, notes, questions and progress (stderr)."""
+        return self._console("err")
+
+    def _console(self, which: str) -> Console:
+        console = self._consoles.get(which)
+        if console is None:
+            from rich.console import Console
+
+            console = self._consoles[which] = Console(stderr=which == "err", soft_wrap=True)
+        return console
 
     @property
     def rich(self) -> bool:
@@ -79,9 +99,11 @@ class Output:
 
     def rows(self, rows: Sequence[Mapping[str, Any]] | pa.Table, *, title: str | None = None) -> None:
         """A list of records (or an Arrow table) as a table / TSV / a JSON array."""
-        if isinstance(rows, pa.Table):
-            columns = list(rows.column_names)
-            records = rows.to_pylist()
+        arrow = sys.modules.get("pyarrow")  # an Arrow table comes from an imported pyarrow
+        if arrow is not None and isinstance(rows, arrow.Table):
+            table = cast("pa.Table", rows)
+            columns = list(table.column_names)
+            records = table.to_pylist()
         else:
             records = [dict(r) for r in rows]
             columns = list(records[0]) if records else []
@@ -89,12 +111,14 @@ class Output:
             self._json([{k: plain(r.get(k)) for k in columns} for r in records])
             return
         if self.rich:
-            table = RichTable(title=title, show_lines=False, header_style="bold")
+            from rich.table import Table as RichTable
+
+            shown = RichTable(title=title, show_lines=False, header_style="bold")
             for column in columns:
-                table.add_column(column, overflow="fold")
+                shown.add_column(column, overflow="fold")
             for record in records:
-                table.add_row(*(_cell(record.get(c)) for c in columns))
-            self.out.print(table)
+                shown.add_row(*(_cell(record.get(c)) for c in columns))
+            self.out.print(shown)
             return
         self._line(_TAB.join(columns))
         for record in records:
@@ -106,6 +130,8 @@ class Output:
             self._json({k: plain(v) for k, v in values.items()})
             return
         if self.rich:
+            from rich.table import Table as RichTable
+
             table = RichTable(title=title, show_header=False, box=None, pad_edge=False)
             table.add_column(style="bold cyan", no_wrap=True)
             table.add_column(overflow="fold")
@@ -160,6 +186,8 @@ class Output:
         if not self.err.is_terminal:
             yield lambda line: None
             return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=self.err, transient=False) as bar:
             task = bar.add_task(description, total=None)

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from icefloe.cli.session import command, session_of
-from icefloe.rest.serve import serve
 
 __all__ = ["register"]
 
@@ -51,6 +50,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Serve the catalog over the Iceberg REST protocol until interrupted."""
+        from icefloe.rest.serve import serve  # lazy: the server (Starlette, uvicorn)
+
         session = session_of(ctx)
         session.output.err.print(f"icefloe REST catalog on http://{host}:{port}/v1 (Ctrl-C stops it)")
         serve(

@@ -4,6 +4,9 @@ and turning errors into a message on stderr and an exit code.
 
 Exit codes: 0 success, 1 the operation failed (an icefloe error, a refused confirmation),
 2 bad usage (Click's), 3 a table, namespace or snapshot that does not exist.
+
+The command modules import what a command needs inside it (``# lazy:``): building the
+application, ``--help`` and usage errors import neither the catalog nor pyarrow.
 """
 
 from __future__ import annotations
@@ -13,14 +16,16 @@ import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from icefloe.catalog import Catalog, load_catalog
 from icefloe.cli.output import Output
 from icefloe.errors import IcefloeError, NoSuchNamespaceError, NoSuchTableError, NotFoundError
-from icefloe.table.table import Table
+
+if TYPE_CHECKING:
+    from icefloe.catalog import Catalog
+    from icefloe.table.table import Table
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "CliError", "Session", "command", "session_of"]
 
@@ -51,6 +56,8 @@ class Session:
     @property
     def catalog(self) -> Catalog:
         if self._catalog is None:
+            from icefloe.catalog import load_catalog  # lazy: not for --help or a usage error
+
             self._catalog = load_catalog(self.catalog_name, **self.catalog_properties)
         return self._catalog
 

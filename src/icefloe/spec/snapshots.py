@@ -3,13 +3,15 @@
 ``Snapshot``'s seed methods (``all_manifests(io)``, ``added_data_files(io)``, ...) read Avro
 files. The reader lives in a higher layer (``icefloe.manifests``), which registers itself here
 with ``register_manifest_reader`` when it is imported: the spec model stays free of file I/O
-while a Snapshot still answers the questions the Java API lets it answer.
+while a Snapshot still answers the questions the Java API lets it answer. The ``icefloe``
+package names, with ``load_manifest_reader_with``, how to import it on first use, so a program
+that never reads a manifest never imports the reader (fastavro, pyarrow).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,6 +31,7 @@ __all__ = [
     "Snapshot",
     "SnapshotRef",
     "SnapshotRefType",
+    "load_manifest_reader_with",
     "new_snapshot_id",
     "register_manifest_reader",
 ]
@@ -54,6 +57,7 @@ class ManifestReader(Protocol):
 
 
 _manifest_reader: ManifestReader | None = None
+_load_manifest_reader: Callable[[], object] | None = None
 
 
 def register_manifest_reader(reader: ManifestReader) -> None:
@@ -62,9 +66,17 @@ def register_manifest_reader(reader: ManifestReader) -> None:
     _manifest_reader = reader
 
 
+def load_manifest_reader_with(load: Callable[[], object]) -> None:
+    """Called by ``icefloe`` on import: ``load()`` imports the module that registers the reader."""
+    global _load_manifest_reader
+    _load_manifest_reader = load
+
+
 def _reader() -> ManifestReader:
+    if _manifest_reader is None and _load_manifest_reader is not None:
+        _load_manifest_reader()
     if _manifest_reader is None:
-        raise UnsupportedFeatureError("import icefloe (or icefloe.manifests) to read manifests")
+        raise UnsupportedFeatureError("import icefloe.manifests to read manifests")
     return _manifest_reader
 
 

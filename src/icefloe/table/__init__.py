@@ -16,11 +16,16 @@
   ``update_location``).
 """
 
-from icefloe.table.incremental_scan import IncrementalAppendScan, IncrementalChangelogScan
-from icefloe.table.scan import BatchScan, TableScan
-from icefloe.table.table import Table
-from icefloe.table.transaction import Transaction
-from icefloe.table.view import View
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from icefloe.table.incremental_scan import IncrementalAppendScan, IncrementalChangelogScan
+    from icefloe.table.scan import BatchScan, TableScan
+    from icefloe.table.table import Table
+    from icefloe.table.transaction import Transaction
+    from icefloe.table.view import View
 
 __all__ = [
     "BatchScan",
@@ -31,3 +36,37 @@ __all__ = [
     "Transaction",
     "View",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, each imported on first use (PEP 562): loading a ``Table`` to read its
+    metadata imports neither the scans nor the writers (pyarrow)."""
+    value: Any
+    if name in ("IncrementalAppendScan", "IncrementalChangelogScan"):
+        from icefloe.table import incremental_scan  # lazy: the scan layer (pyarrow)
+
+        value = getattr(incremental_scan, name)
+    elif name in ("BatchScan", "TableScan"):
+        from icefloe.table import scan  # lazy: the scan layer (pyarrow)
+
+        value = getattr(scan, name)
+    elif name == "Table":
+        from icefloe.table.table import Table  # lazy: what importing the package need not load
+
+        value = Table
+    elif name == "Transaction":
+        from icefloe.table.transaction import Transaction  # lazy: the operations (manifests, pyarrow)
+
+        value = Transaction
+    elif name == "View":
+        from icefloe.table.view import View  # lazy: what importing the package need not load
+
+        value = View
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

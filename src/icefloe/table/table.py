@@ -2,6 +2,10 @@
 
 A Table holds the metadata it last saw. It reflects its own commits at once (a committed
 operation replaces its metadata); commits by other writers appear after ``refresh()``.
+
+Loading a table to read its metadata (``icefloe describe``) imports no scan, writer or
+operation: each method imports the module that does its work (``# lazy:``), which brings
+pyarrow and the manifest readers along.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from icefloe.errors import NoSuchSnapshotError, UnsupportedFeatureError
-from icefloe.expressions.model import Expression
 from icefloe.io import FileIO
 from icefloe.io.encryption import (
     EncryptingFileIO,
@@ -21,7 +24,6 @@ from icefloe.io.encryption import (
     create_encryption_manager,
 )
 from icefloe.io.locations import LocationProvider, load_location_provider
-from icefloe.scan.tasks import FileScanTask
 from icefloe.spec.encryption import is_encrypted
 from icefloe.spec.partitioning import PartitionSpec
 from icefloe.spec.schema import Schema
@@ -30,18 +32,18 @@ from icefloe.spec.sorting import SortOrder
 from icefloe.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.factories import OperationFactories
-from icefloe.table.incremental_scan import IncrementalAppendScan, IncrementalChangelogScan
-from icefloe.table.inspect import MetadataTables
 from icefloe.table.operation import TableOperations
-from icefloe.table.remote_planning import SCAN_PLANNING_MODE, PlanRequest, plan_on_server
-from icefloe.table.rows.add_files import add_files
-from icefloe.table.rows.append_data import append_data
 from icefloe.table.rows.conveniences import RowConveniences
-from icefloe.table.scan import BatchScan, TableScan
-from icefloe.table.transaction import Transaction
 
 if TYPE_CHECKING:
     from icefloe.backends.base import CatalogBackend
+    from icefloe.expressions.model import Expression
+    from icefloe.scan.tasks import FileScanTask
+    from icefloe.table.incremental_scan import IncrementalAppendScan, IncrementalChangelogScan
+    from icefloe.table.inspect import MetadataTables
+    from icefloe.table.remote_planning import PlanRequest
+    from icefloe.table.scan import BatchScan, TableScan
+    from icefloe.table.transaction import Transaction
 
 __all__ = ["Table"]
 
@@ -240,32 +242,42 @@ class Table(OperationFactories, RowConveniences):
     def inspect(self) -> MetadataTables:
         """Java's metadata tables as ``pyarrow.Table``s: ``table.inspect.files()``,
         ``.partitions()``, ``.snapshots()`` ... (see ``icefloe.table.inspect``)."""
+        from icefloe.table.inspect import MetadataTables  # lazy: pyarrow
+
         return MetadataTables(self)
 
     # ---- scans -------------------------------------------------------------------------------
 
     def new_scan(self) -> TableScan:
         """A scan of the current snapshot (immutable builder; see TableScan)."""
+        from icefloe.table.scan import TableScan  # lazy: the scan layer (pyarrow)
+
         return TableScan(self)
 
     def new_batch_scan(self) -> BatchScan:
         """A batch scan: a TableScan whose reads go through ``plan_tasks()`` groups (Java's
         ``newBatchScan()``)."""
+        from icefloe.table.scan import BatchScan  # lazy: the scan layer (pyarrow)
+
         return BatchScan(self)
 
     def new_incremental_append_scan(self) -> IncrementalAppendScan:
         """The data files appended between two snapshots (Java's ``newIncrementalAppendScan()``;
         see IncrementalAppendScan)."""
+        from icefloe.table.incremental_scan import IncrementalAppendScan  # lazy: the scan layer (pyarrow)
+
         return IncrementalAppendScan(self)
 
     def new_incremental_changelog_scan(self) -> IncrementalChangelogScan:
         """The rows inserted and deleted by each snapshot between two snapshots (Java's
         ``newIncrementalChangelogScan()``; see IncrementalChangelogScan)."""
+        from icefloe.table.incremental_scan import IncrementalChangelogScan  # lazy: the scan layer (pyarrow)
+
         return IncrementalChangelogScan(self)
 
     def scan(self, **options: Any) -> TableScan:
         """Shortcut: ``table.scan(filter=..., columns=[...], snapshot_id=...)``."""
-        scan = TableScan(self)
+        scan = self.new_scan()
         if options.get("filter") is not None:
             scan = scan.filter(options.pop("filter"))
         if options.get("columns") is not None:
@@ -293,6 +305,8 @@ class Table(OperationFactories, RowConveniences):
         Raises:
             UnsupportedFeatureError: ``planning=server`` and the catalog's server does not plan.
         """
+        from icefloe.table.remote_planning import SCAN_PLANNING_MODE, plan_on_server  # lazy: the scan layer
+
         backend = self._backend
         wanted = mode or (backend.properties.get(SCAN_PLANNING_MODE) if backend is not None else None)
         if wanted != "server":
@@ -307,10 +321,14 @@ class Table(OperationFactories, RowConveniences):
 
     def new_transaction(self) -> Transaction:
         """A transaction: operations created from it commit together (``commit_transaction()``)."""
+        from icefloe.table.transaction import Transaction  # lazy: the operations (manifests, pyarrow)
+
         return Transaction(self)
 
     def _operation_target(self) -> tuple[TableOperations, bool]:
         # Each operation of a Table commits on its own, through a transaction of its own.
+        from icefloe.table.transaction import Transaction  # lazy: the operations (manifests, pyarrow)
+
         return Transaction(self, autocommit=True), True
 
     # ---- data conveniences ---------------------------------------------------------------------
@@ -330,6 +348,8 @@ class Table(OperationFactories, RowConveniences):
             ValidationError: naming every file that cannot be added, and why; nothing is
                 committed.
         """
+        from icefloe.table.rows.add_files import add_files  # lazy: pyarrow (Parquet footers)
+
         return add_files(
             self, paths, snapshot_properties=snapshot_properties, check_duplicate_files=check_duplicate_files
         )
@@ -345,6 +365,8 @@ class Table(OperationFactories, RowConveniences):
         Returns the new snapshot (None when ``data`` has no rows). On a failed commit the written files are deleted (unless the
         outcome is unknown).
         """
+        from icefloe.table.rows.append_data import append_data  # lazy: the writers (pyarrow)
+
         return append_data(self, data, snapshot_properties=snapshot_properties, branch=branch)
 
     def __repr__(self) -> str:

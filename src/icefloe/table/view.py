@@ -19,7 +19,6 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from typing import Any, Generic, TypeVar
 
-from icefloe.arrow.schema import as_iceberg_schema
 from icefloe.backends import CatalogBackend, LoadedView
 from icefloe.errors import CommitFailedException, ValidationError
 from icefloe.spec.properties import (
@@ -258,6 +257,8 @@ class ReplaceViewVersion(_ViewUpdate[ViewVersion]):
         return self
 
     def with_schema(self, schema: Schema | Any) -> ReplaceViewVersion:
+        from icefloe.arrow.schema import as_iceberg_schema  # lazy: pyarrow, off the path of loading a view
+
         self._schema = as_iceberg_schema(schema)
         return self
 

@@ -1,23 +1,19 @@
 """The row-level conveniences shared by ``Table`` (which commits) and ``Transaction`` (which
 stages): ``delete``, ``update``, ``overwrite``, ``replace_partitions`` and ``upsert``. The work is in
-``table/rows/row_changes.py``; this mixin only gives both classes the same methods."""
+``table/rows/row_changes.py``; this mixin only gives both classes the same methods, and imports
+that work (pyarrow) when a method is first called."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from icefloe.expressions import Expression
 from icefloe.spec.snapshots import Snapshot
-from icefloe.table.rows.row_changes import (
-    RowChangeTarget,
-    UpsertResult,
-    delete_rows,
-    overwrite_rows,
-    replace_partitions_with,
-    upsert_rows,
-)
-from icefloe.table.rows.update_rows import SetValue, update_rows
+
+if TYPE_CHECKING:
+    from icefloe.expressions import Expression
+    from icefloe.table.rows.row_changes import RowChangeTarget, UpsertResult
+    from icefloe.table.rows.update_rows import SetValue
 
 __all__ = ["RowConveniences"]
 
@@ -37,6 +33,8 @@ class RowConveniences:
         vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
         per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched).
         ``branch``: change that branch instead of main."""
+        from icefloe.table.rows.row_changes import delete_rows  # lazy: pyarrow
+
         return delete_rows(
             self, where, case_sensitive=case_sensitive, snapshot_properties=snapshot_properties, branch=branch
         )
@@ -55,6 +53,8 @@ class RowConveniences:
         ``pyarrow.compute`` expressions of the row (``{"amount": pc.field("amount") * 2}``) or
         functions of the matched rows (a ``pyarrow.Table``) returning an array or a scalar.
         Returns the snapshot (None: no row matched). See ``table/rows/update_rows.py``."""
+        from icefloe.table.rows.update_rows import update_rows  # lazy: pyarrow
+
         return update_rows(
             self,
             set,
@@ -75,6 +75,8 @@ class RowConveniences:
     ) -> Snapshot | None:
         """Replace the rows matching ``where`` (all rows when None) by ``data``, in one
         ``overwrite`` snapshot (on ``branch``, default main)."""
+        from icefloe.table.rows.row_changes import overwrite_rows  # lazy: pyarrow
+
         return overwrite_rows(
             self,
             data,
@@ -92,6 +94,8 @@ class RowConveniences:
         branch: str | None = None,
     ) -> Snapshot | None:
         """Write ``data`` and replace every partition it touches (dynamic overwrite)."""
+        from icefloe.table.rows.row_changes import replace_partitions_with  # lazy: pyarrow
+
         return replace_partitions_with(self, data, snapshot_properties=snapshot_properties, branch=branch)
 
     def upsert(
@@ -105,6 +109,8 @@ class RowConveniences:
     ) -> UpsertResult:
         """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
         in one snapshot per ``write.merge.mode`` (on ``branch``, default main)."""
+        from icefloe.table.rows.row_changes import upsert_rows  # lazy: pyarrow
+
         return upsert_rows(
             self,
             data,
