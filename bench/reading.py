@@ -13,8 +13,10 @@ Tables (``bench/_reading_tables.py``, written by icefloe, cached in ``bench/out/
   (int), ``narrow:amount`` (double), ``narrow:note`` (string, mostly distinct): a read so small
   (10-100 ms) that fixed costs per scan and per file show.
 
-Per table and query, best of ``--repeat`` runs of each engine, the engines interleaved (each
-round in another order), in the same run:
+Per table and query, the best run of each engine, the engines interleaved (each round in
+another order), in the same run; at least ``--repeat`` rounds, and more until each engine has
+spent ``--min-seconds`` (a narrow read takes 10-100 ms: five of them span half a second, and
+one burst of load on a shared machine would make all five slow):
 
 - icefloe: ``table.new_scan().filter(...).select(...).to_arrow()`` (``load_table`` and planning
   included);
@@ -33,7 +35,7 @@ Usage::
 
     python bench/reading.py                          # everything
     python bench/reading.py --tables events --no-pyiceberg --repeat 3
-    python bench/reading.py --tables wide --queries narrow --repeat 15 --no-stream
+    python bench/reading.py --tables wide --queries narrow --no-stream
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ START = "2024-01-01T00:00:00"
 #: The columns read alone by ``narrow``: a long, an int, a double and a (mostly distinct) string.
 NARROW_COLUMNS = ("id", "qty", "amount", "note")
 QUERIES = ("full", "selective", "columns", "narrow")
+#: Rounds of one query at most, whatever ``--min-seconds`` asks.
+MAX_ROUNDS = 200
 
 
 def queries(name: str) -> dict[str, dict[str, Any]]:
@@ -234,10 +238,16 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 
 def run_query(
-    table: ReadTable, name: str, query_name: str, repeat: int, pyiceberg: PyIcebergReader | None
+    table: ReadTable,
+    name: str,
+    query_name: str,
+    repeat: int,
+    min_seconds: float,
+    pyiceberg: PyIcebergReader | None,
 ) -> dict[str, Any]:
-    """Best of ``repeat`` runs of each engine, interleaved: round ``i`` runs them in the order
-    rotated by ``i``, so that none always runs first (or right after another's garbage)."""
+    """The best run of each engine, interleaved: round ``i`` runs them in the order rotated by
+    ``i``, so that none always runs first (or right after another's garbage); ``repeat``
+    rounds at least, and more until every engine has run for ``min_seconds`` in all."""
     query = queries(name)[query_name]
     engines: dict[str, Callable[[], tuple[float, int]]] = {
         "dataset": lambda: time_dataset(table, query),
@@ -248,7 +258,9 @@ def run_query(
     order = list(engines)
     times: dict[str, list[float]] = {engine: [] for engine in order}
     counts = set()
-    for round_ in range(repeat):
+    round_ = 0
+    while round_ < repeat or (min(sum(t) for t in times.values()) < min_seconds and round_ < MAX_ROUNDS):
+        round_ += 1
         for engine in order[round_ % len(order) :] + order[: round_ % len(order)]:
             seconds, count = engines[engine]()
             times[engine].append(seconds)
@@ -264,12 +276,13 @@ def run_query(
         "icefloe_s": ice,
         "dataset_s": dataset,
         "pyiceberg_s": pyi,
+        "runs": round_,
         "load": os.getloadavg()[0],
     }
     print(
         f"  {name:7s} {query_name:14s} rows {row['rows']:>10,}  icefloe {_fmt(ice):>8s}"
         f"  pyarrow.dataset {_fmt(dataset):>8s}  PyIceberg {_fmt(pyi):>8s}"
-        f"  ice/ds {_ratio(ice, dataset):>6s}  ice/pyi {_ratio(ice, pyi):>6s}  (load {row['load']:.1f})",
+        f"  ice/ds {_ratio(ice, dataset):>6s}  ice/pyi {_ratio(ice, pyi):>6s}  ({round_} runs, load {row['load']:.1f})",
         flush=True,
     )
     return row
@@ -279,7 +292,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="reading: icefloe vs pyarrow.dataset vs PyIceberg")
     parser.add_argument("--tables", default="events,wide")
     parser.add_argument("--queries", default=",".join(QUERIES), help="of full,selective,columns,narrow[:column]")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per engine and query (best kept)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per engine and query, at least (best kept)")
+    parser.add_argument(
+        "--min-seconds", type=float, default=2.0, help="more runs until each engine has run this long per query"
+    )
     parser.add_argument("--no-pyiceberg", action="store_true")
     parser.add_argument("--no-stream", action="store_true")
     parser.add_argument("--memory-mb", type=int, default=256, help="the memory the streaming case allows")
@@ -304,7 +320,7 @@ def main(argv: list[str]) -> int:
         for name in [t for t in args.tables.split(",") if t]:
             table = ensure_table(TABLES[name])
             for query_name in query_names(args.queries):
-                rows.append(run_query(table, name, query_name, args.repeat, pyiceberg))
+                rows.append(run_query(table, name, query_name, args.repeat, args.min_seconds, pyiceberg))
     finally:
         if pyiceberg is not None:
             pyiceberg.close()
