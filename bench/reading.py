@@ -27,7 +27,8 @@ one burst of load on a shared machine would make all five slow):
   selected_fields=...).to_arrow()``.
 
 Every engine must return the same number of rows. Printed: ``ice/ds`` and ``ice/pyi``, icefloe's
-time over the other's (below 1: icefloe is faster). Then **streaming**: in a fresh process,
+best time over the other's (below 1: icefloe is faster), and in parentheses the median of the
+ratios round by round (each round's runs are seconds apart, so a change of load cancels out). Then **streaming**: in a fresh process,
 ``to_batches()`` over *big* (24,000,000 rows, about 4 times ``--memory-mb`` as Arrow data),
 each batch dropped: the peak RSS is printed beside the table's Arrow size.
 
@@ -41,9 +42,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -127,6 +130,12 @@ def _best(times: list[float]) -> float:
     return min(times)
 
 
+def _paired(times: list[float], others: list[float]) -> float:
+    """The median of the round-by-round ratios (the runs of a round are seconds apart: a
+    change of load between rounds cancels out)."""
+    return statistics.median(a / b for a, b in zip(times, others))
+
+
 def time_icefloe(table: ReadTable, query: dict[str, Any]) -> tuple[float, int]:
     catalog = icefloe.load_catalog("bench", type="hadoop", warehouse=str(table.warehouse))
     started = time.perf_counter()
@@ -150,9 +159,9 @@ class PyIcebergReader:
     """PyIceberg 0.12 reading in a process of its own (``_pyiceberg_read.py``), one timed read
     per request, so that its reads interleave with the others'."""
 
-    def __init__(self, python: Path):
+    def __init__(self, python: Path, stderr: IO[str]):
         env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME"}}
-        self._stderr: IO[str] = tempfile.TemporaryFile("w+")
+        self._stderr = stderr
         self._proc = subprocess.Popen(
             [str(python), str(PYICEBERG_SCRIPT)],
             stdin=subprocess.PIPE,
@@ -171,15 +180,19 @@ class PyIcebergReader:
         if not line:
             self._proc.wait()
             self._stderr.seek(0)
-            raise SystemExit(f"PyIceberg read failed (exit {self._proc.returncode}):\n{self._stderr.read()[-4000:]}")
+            raise SystemExit(
+                f"PyIceberg read failed (exit {self._proc.returncode}):\n{self._stderr.read()[-4000:]}"
+            )
         answer = json.loads(line)
         return float(answer["seconds"]), int(answer["rows"])
 
-    def close(self) -> None:
+    def __enter__(self) -> PyIcebergReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         if self._proc.stdin is not None:
             self._proc.stdin.close()
         self._proc.wait()
-        self._stderr.close()
 
 
 # ---- streaming ---------------------------------------------------------------------------------
@@ -237,6 +250,10 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a and b else "-"
 
 
+def _fmt_ratio(ratio: float | None) -> str:
+    return f"{ratio:.2f}x" if ratio is not None else "-"
+
+
 def run_query(
     table: ReadTable,
     name: str,
@@ -269,6 +286,8 @@ def run_query(
         raise SystemExit(f"{name} {query_name}: engines returned different row counts: {sorted(counts)}")
     ice, dataset = _best(times["icefloe"]), _best(times["dataset"])
     pyi = _best(times["pyiceberg"]) if "pyiceberg" in times else None
+    paired_ds = _paired(times["icefloe"], times["dataset"])
+    paired_pyi = _paired(times["icefloe"], times["pyiceberg"]) if "pyiceberg" in times else None
     row = {
         "table": name,
         "query": query_name,
@@ -276,13 +295,16 @@ def run_query(
         "icefloe_s": ice,
         "dataset_s": dataset,
         "pyiceberg_s": pyi,
+        "ice_ds_paired": paired_ds,
+        "ice_pyi_paired": paired_pyi,
         "runs": round_,
         "load": os.getloadavg()[0],
     }
     print(
         f"  {name:7s} {query_name:14s} rows {row['rows']:>10,}  icefloe {_fmt(ice):>8s}"
         f"  pyarrow.dataset {_fmt(dataset):>8s}  PyIceberg {_fmt(pyi):>8s}"
-        f"  ice/ds {_ratio(ice, dataset):>6s}  ice/pyi {_ratio(ice, pyi):>6s}  ({round_} runs, load {row['load']:.1f})",
+        f"  ice/ds {_ratio(ice, dataset):>6s} ({_fmt_ratio(paired_ds)})  ice/pyi {_ratio(ice, pyi):>6s}"
+        f" ({_fmt_ratio(paired_pyi)})  {round_} runs, load {row['load']:.1f}",
         flush=True,
     )
     return row
@@ -291,10 +313,17 @@ def run_query(
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="reading: icefloe vs pyarrow.dataset vs PyIceberg")
     parser.add_argument("--tables", default="events,wide")
-    parser.add_argument("--queries", default=",".join(QUERIES), help="of full,selective,columns,narrow[:column]")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per engine and query, at least (best kept)")
     parser.add_argument(
-        "--min-seconds", type=float, default=2.0, help="more runs until each engine has run this long per query"
+        "--queries", default=",".join(QUERIES), help="of full,selective,columns,narrow[:column]"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="runs per engine and query, at least (best kept)"
+    )
+    parser.add_argument(
+        "--min-seconds",
+        type=float,
+        default=2.0,
+        help="more runs until each engine has run this long per query",
     )
     parser.add_argument("--no-pyiceberg", action="store_true")
     parser.add_argument("--no-stream", action="store_true")
@@ -314,16 +343,16 @@ def main(argv: list[str]) -> int:
         f" {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    pyiceberg = PyIcebergReader(python) if python is not None else None
     rows: list[dict[str, Any]] = []
-    try:
+    with contextlib.ExitStack() as stack:
+        pyiceberg = None
+        if python is not None:
+            stderr = stack.enter_context(tempfile.TemporaryFile("w+"))
+            pyiceberg = stack.enter_context(PyIcebergReader(python, stderr))
         for name in [t for t in args.tables.split(",") if t]:
             table = ensure_table(TABLES[name])
             for query_name in query_names(args.queries):
                 rows.append(run_query(table, name, query_name, args.repeat, args.min_seconds, pyiceberg))
-    finally:
-        if pyiceberg is not None:
-            pyiceberg.close()
     if not args.no_stream:
         big = ensure_table(BIG)
         stream = run_stream(big)
@@ -336,7 +365,8 @@ def main(argv: list[str]) -> int:
         rows.append({"stream": stream, "memory_mb": args.memory_mb})
     print(
         "\nice/ds: icefloe / pyarrow.dataset (target: full, columns and narrow <= 1.05x, selective <= 1.1x);"
-        " ice/pyi: icefloe / PyIceberg (target <= 1; below 1: icefloe is faster)."
+        " ice/pyi: icefloe / PyIceberg (target <= 1; below 1: icefloe is faster); the best runs' ratio,"
+        " and in parentheses the median of the rounds' ratios."
     )
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
