@@ -1,15 +1,19 @@
 """The PyIceberg side of ``bench/reading.py``; runs in the PyIceberg engine environment.
 
-It imports only pyiceberg (never icefloe). It times ``--repeat`` reads of
-``StaticTable.from_metadata(...).scan(row_filter=..., selected_fields=...).to_arrow()`` (loading
-and planning included) and prints one JSON object on stdout::
+It imports only pyiceberg (never icefloe). It serves reads for the benchmark, one at a time, so
+that they can be interleaved with icefloe's and pyarrow.dataset's in the same run: each line on
+stdin is a JSON request ``{"metadata": ".../v11.metadata.json", "filter": "id >= 3" or null,
+"columns": ["amount"] or null}``; it times ``StaticTable.from_metadata(metadata).scan(row_filter=
+..., selected_fields=...).to_arrow()`` (loading and planning included, as icefloe's side times
+``load_table`` and planning) and answers one JSON line::
 
-    {"engine": "pyiceberg", "version": "0.12.0", "times": [0.41, ...], "rows": 6000000}
+    {"engine": "pyiceberg", "version": "0.12.0", "seconds": 0.041, "rows": 4000000}
+
+It exits at the end of stdin.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -20,27 +24,25 @@ import pyiceberg.table
 from pyiceberg.table import StaticTable
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--metadata", required=True, help="the table's current metadata JSON")
-    parser.add_argument("--filter", default=None, help="a PyIceberg row filter string")
-    parser.add_argument("--columns", default=None, help="comma-separated columns (default: all)")
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args(argv)
-    columns = tuple(args.columns.split(",")) if args.columns else ("*",)
-    times = []
-    rows = -1
-    for _ in range(args.repeat):
-        started = time.perf_counter()
-        table = StaticTable.from_metadata(args.metadata)
-        scan = table.scan(row_filter=args.filter or "True", selected_fields=columns)
-        result = scan.to_arrow()
-        times.append(time.perf_counter() - started)
-        rows = result.num_rows
-        del result
-    print(json.dumps({"engine": "pyiceberg", "version": pyiceberg.__version__, "times": times, "rows": rows}))
+def read_once(metadata: str, row_filter: str | None, columns: list[str] | None) -> tuple[float, int]:
+    started = time.perf_counter()
+    table = StaticTable.from_metadata(metadata)
+    scan = table.scan(row_filter=row_filter or "True", selected_fields=tuple(columns) if columns else ("*",))
+    result = scan.to_arrow()
+    seconds = time.perf_counter() - started
+    return seconds, result.num_rows
+
+
+def main() -> int:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        seconds, rows = read_once(request["metadata"], request.get("filter"), request.get("columns"))
+        answer = {"engine": "pyiceberg", "version": pyiceberg.__version__, "seconds": seconds, "rows": rows}
+        print(json.dumps(answer), flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
