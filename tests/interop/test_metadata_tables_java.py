@@ -5,7 +5,9 @@ icefloe wrote, at the current state and at older snapshots.
 The tables: v1 partitioned by a date and a bucket, then the bucket dropped (a void field) and a
 truncate added (evolved specs), a copy-on-write delete, a tag, a branch with its own commit and
 an expired snapshot (Java); v2 merge-on-read with position deletes, an update and a branch
-(Java); v3 unpartitioned with deletion vectors (Java); v2 partitioned by day then by country
+(Java); v3 unpartitioned with deletion vectors (Java); v2 and v3 tables some of whose
+partitions lost all their files (a metadata-only delete, a copy-on-write delete and MERGE) or
+kept only delete files (Java, and icefloe); v2 partitioned by day then by country
 (evolved spec), with position deletes, equality deletes, a tag, a branch commit and an expired
 snapshot (icefloe); v3 with deletion vectors and nested, decimal, binary and NaN columns
 (icefloe).
@@ -118,6 +120,43 @@ def _java_v3(java: JavaEngine, cat: str) -> str:
         f"DELETE FROM {t} WHERE id = 8",
     )
     return t
+
+
+def _java_gone(java: JavaEngine, cat: str, version: int) -> str:
+    """Partitions whose files all went: ``b`` by a metadata-only delete, ``d`` by a
+    copy-on-write MERGE; ``a`` keeps only the delete file of its removed data file (a
+    copy-on-write delete leaves it, in Java 1.9.2)."""
+    t = f"{cat}.db.j_gone_v{version}"
+    java.sql(
+        f"""CREATE TABLE {t} (id bigint, p string) USING iceberg PARTITIONED BY (p)
+            TBLPROPERTIES ('format-version' = '{version}', 'write.delete.mode' = 'merge-on-read')""",
+        f"INSERT INTO {t} VALUES (1, 'a'), (2, 'a'), (3, 'b'), (4, 'c'), (5, 'd'), (6, 'd')",
+        f"DELETE FROM {t} WHERE id = 1",
+        f"ALTER TABLE {t} SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write')",
+        f"DELETE FROM {t} WHERE p = 'a' AND id % 1 = 0",
+        f"DELETE FROM {t} WHERE p = 'b'",
+        f"MERGE INTO {t} t USING (SELECT 5L AS id UNION ALL SELECT 6L) s ON t.id = s.id WHEN MATCHED THEN DELETE",
+    )
+    return t
+
+
+def _icefloe_gone(catalog: icefloe.Catalog) -> icefloe.Table:
+    """As :func:`_java_gone`, written by icefloe: ``b`` deleted by its partition, ``d``
+    replaced by ``e`` in an overwrite, ``a`` left with its position delete file only."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("p", pa.string())])
+    table = catalog.create_table(
+        "db.i_gone",
+        schema,
+        partition_by=["p"],
+        properties={"format-version": "2", "write.delete.mode": "merge-on-read"},
+    )
+    table.append(pa.table({"id": [1, 2, 3, 4, 5, 6], "p": ["a", "a", "b", "c", "d", "d"]}, schema=schema))
+    table.delete("id = 1")
+    a_file = next(t.file for t in table.new_scan().plan_files() if t.file.partition == ("a",))
+    table.new_delete().delete_file(a_file).commit()
+    table.delete("p = 'b'")
+    table.overwrite(pa.table({"id": [7], "p": ["e"]}, schema=schema), "p = 'd'")
+    return table
 
 
 def _expire_first(table: icefloe.Table) -> None:
@@ -281,11 +320,14 @@ def _same_location_form(ours: list[Any], theirs: list[Any]) -> tuple[list[Any], 
 
 
 def test_java_tables(java_engine: JavaEngine, java_catalog: str, catalog: icefloe.Catalog) -> None:
-    """Tables Java wrote: v1 with evolved specs, v2 with position deletes, v3 with DVs."""
+    """Tables Java wrote: v1 with evolved specs, v2 with position deletes, v3 with DVs, and
+    partitions left without files or with only delete files."""
     names = [
         _java_v1(java_engine, java_catalog),
         _java_v2(java_engine, java_catalog),
         _java_v3(java_engine, java_catalog),
+        _java_gone(java_engine, java_catalog, 2),
+        _java_gone(java_engine, java_catalog, 3),
     ]
     v1 = catalog.load_table("db.j_v1")
     _expire_first(v1)
@@ -295,8 +337,10 @@ def test_java_tables(java_engine: JavaEngine, java_catalog: str, catalog: iceflo
 
 
 def test_icefloe_tables(java_engine: JavaEngine, java_catalog: str, catalog: icefloe.Catalog) -> None:
-    """Tables icefloe wrote: v2 with evolved specs and every kind of delete, v3 with DVs."""
-    for table, older_snapshot in ((_icefloe_v2(catalog), True), (_icefloe_v3(catalog), False)):
+    """Tables icefloe wrote: v2 with evolved specs and every kind of delete, v3 with DVs, v2
+    with partitions left without files or with only a delete file."""
+    tables = ((_icefloe_v2(catalog), True), (_icefloe_v3(catalog), False), (_icefloe_gone(catalog), True))
+    for table, older_snapshot in tables:
         _assert_same(java_engine, f"{java_catalog}.{table.identifier}", table, older_snapshot=older_snapshot)
 
 
@@ -314,3 +358,23 @@ def test_filters_and_columns(catalog: icefloe.Catalog, java_catalog: str) -> Non
     assert table.inspect.partitions(
         filter="partition.id_bucket = 0", columns=["record_count"]
     ).schema.names == ["record_count"]
+
+
+def test_partitions_without_files_are_not_listed(catalog: icefloe.Catalog, java_catalog: str) -> None:
+    """What the comparisons above saw, spelled out: no row for a partition whose files all went
+    (no ``spec_id`` -1, no zero counts), a row of zero data counts for one left with only a
+    delete file."""
+    for name in ("db.j_gone_v2", "db.j_gone_v3", "db.i_gone"):
+        table = catalog.load_table(name)
+        rows = {
+            r["partition"]["p"]: (
+                r["spec_id"],
+                r["record_count"],
+                r["file_count"],
+                r["position_delete_file_count"],
+            )
+            for r in table.inspect.partitions().to_pylist()
+        }
+        assert "b" not in rows and "d" not in rows, (name, rows)
+        assert rows["a"] == (0, 0, 0, 1), (name, rows)
+        assert rows["c"] == (0, 1, 1, 0), (name, rows)

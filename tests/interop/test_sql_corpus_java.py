@@ -4,14 +4,21 @@ identical starting data (none: the corpus creates its tables).
 
 After each statement: a query's rows must be equal (normalised, sorted); a statement that
 changes a table must leave the same rows, read by Java from both warehouses (Java reads
-icefloe's tables through a second Hadoop catalog). At the end PyIceberg and DuckDB read every
-icefloe table and must see Java's rows.
+icefloe's tables through a second Hadoop catalog), and the same history: the operations of
+the snapshots the statement added, in order (a DML statement that changes nothing commits a
+snapshot in Java, or does not, and so must icefloe), or, where it removed some (expiry), the
+number of snapshots left; history differences are reported together at the end. At the end PyIceberg and DuckDB read every icefloe table and must see Java's rows.
 
 Placeholders: ``{cat}`` each side's catalog name; ``{snap[db.t][i]}`` the i-th snapshot id
 (oldest first, negative from the end) and ``{ts[db.t][i]}`` its commit time as a timestamp
 literal, each from that side's own table; ``{wh}`` the side's warehouse path.
 A ``-- @no-result`` line before a statement: its rows are not compared (snapshot ids, file
-counts); the table contents still are.
+counts); the table contents still are. A ``-- @any-operation`` line: of the snapshots the
+statement leaves, only their number is compared, not their operations (a copy-on-write change
+is a ``delete`` or an ``overwrite`` depending on whether a touched file keeps rows, which
+depends on how each side's writer laid the rows out). A ``-- @any-history`` line: the
+history is not compared after the statement (a maintenance procedure that finds work in one
+side's file layout and none in the other's).
 """
 
 from __future__ import annotations
@@ -41,23 +48,27 @@ CORPUS = Path(__file__).parent / "sql_corpus"
 MIN_STATEMENTS = 150
 
 
-def corpus_statements() -> list[tuple[str, str, bool]]:
-    """(file, statement, compare result) for every statement, in order."""
+def corpus_statements() -> list[tuple[str, str, bool, str]]:
+    """(file, statement, compare result, history: ``operations``, ``count`` or ``none``) for
+    every statement, in order."""
     out = []
     for path in sorted(CORPUS.glob("*.sql")):
-        compare = True
+        compare, history = True, "operations"
         current: list[str] = []
         for line in path.read_text().splitlines():
             stripped = line.strip()
             if stripped == "-- @no-result":
                 compare = False
                 continue
+            if stripped in ("-- @any-operation", "-- @any-history"):
+                history = "count" if stripped == "-- @any-operation" else "none"
+                continue
             if stripped.startswith("--") or not stripped:
                 continue
             current.append(line)
             if stripped.endswith(";"):
-                out.append((path.name, "\n".join(current).rstrip().rstrip(";"), compare))
-                current, compare = [], True
+                out.append((path.name, "\n".join(current).rstrip().rstrip(";"), compare, history))
+                current, compare, history = [], True, "operations"
     return out
 
 
@@ -130,6 +141,12 @@ def _targets(statement: str, ice: icefloe.Catalog) -> list[str]:
     return sorted(n for n in names if ice.table_exists(n))
 
 
+def _history(java: JavaEngine, table: str) -> list[str]:
+    """The operations of the table's snapshots (every branch, staged ones too), oldest first."""
+    found = java.sql(f"SELECT operation FROM {table}.snapshots ORDER BY committed_at", sort=False)
+    return [row[0] for row in found["rows"]]
+
+
 def test_corpus_matches_java(
     spark: SparkSession,
     java_engine: JavaEngine,
@@ -142,7 +159,9 @@ def test_corpus_matches_java(
     assert len(statements) >= MIN_STATEMENTS, len(statements)
     started = time.monotonic()
     compared = 0
-    for number, (source, template, compare) in enumerate(statements):
+    histories: list[str] = []  # the differences in history, reported together
+    seen: dict[str, tuple[list[str], list[str]]] = {}  # each table's history on both sides
+    for number, (source, template, compare, history) in enumerate(statements):
         where = f"{source} #{number}: {template}"
         java_sql = _fill(template, sides["java_cat"], sides["java_view"], sides["java_wh"])
         ice_sql = _fill(template, ice.name, ice, sides["ice_wh"])
@@ -156,6 +175,27 @@ def test_corpus_matches_java(
             java_rows = java_engine.sql(f"SELECT * FROM {sides['java_cat']}.{name}")
             ice_rows = java_engine.sql(f"SELECT * FROM {sides['ice_in_java']}.{name}")
             assert ice_rows == java_rows, f"{where}: table {name} differs"
+            java_history = _history(java_engine, f"{sides['java_cat']}.{name}")
+            ice_history = _history(java_engine, f"{sides['ice_in_java']}.{name}")
+            java_before, ice_before = seen.get(name, ([], []))
+            seen[name] = (java_history, ice_history)
+            if history == "none":
+                continue
+            grown = (
+                java_history[: len(java_before)] == java_before
+                and ice_history[: len(ice_before)] == ice_before
+            )
+            if grown:  # the snapshots this statement added
+                java_new, ice_new = java_history[len(java_before) :], ice_history[len(ice_before) :]
+                same = ice_new == java_new if history == "operations" else len(ice_new) == len(java_new)
+            else:  # snapshots were removed: how many are left
+                java_new, ice_new = java_history, ice_history
+                same = len(ice_history) == len(java_history)
+            if not same:
+                histories.append(
+                    f"{where}: {name}'s new snapshots differ\n  icefloe: {ice_new}\n  java:    {java_new}"
+                )
+    assert not histories, "\n".join(histories)
     for ident in ice.list_tables("db"):
         name = ".".join(ident)
         table = ice.load_table(name)

@@ -69,7 +69,10 @@ def test_delete_where(catalog: Catalog, version: int, mode: str) -> None:
     table.delete("day = '2024-01-01'")
     assert _ids(table) == [i for i in range(5, 25) if i % 3 != 0]
     assert len(_delete_files(table)) <= before
-    assert table.delete("id > 1000") is None
+    nothing = table.delete("id > 1000")  # no file may match: a metadata-only delete, as in Java
+    assert nothing is not None and nothing.operation == "delete"
+    assert nothing.summary["changed-partition-count"] == "0"
+    assert table.delete("false") is None  # always false: nothing is committed, as in Java
     assert_no_orphans(table)
 
 

@@ -48,7 +48,13 @@ def test_update(warehouse: Path, version: str, mode: str) -> None:
     table.update({"amount": lambda rows: pc.add(rows["amount"], 0.5)}, where="id = 2")
     table.update({"id": pc.field("id") * 10, "amount": pc.field("id") + 0.5}, where="id = 4")
     assert _rows(table) == [(1, "NL", 1.0), (2, "US", 2.5), (3, "XX", 6.0), (40, "VN", 4.5)]
-    assert table.update({"amount": 0}, where="id = 99") is None
+    before = table.current_snapshot()
+    assert before is not None
+    nothing = table.update({"amount": 0}, where="id = 99")  # as Java's UPDATE: a snapshot all the same
+    assert nothing is not None and nothing.operation == "overwrite"
+    assert nothing.parent_snapshot_id == before.snapshot_id
+    assert nothing.summary["changed-partition-count"] == "0"
+    assert nothing.summary["total-records"] == before.summary["total-records"]
     table.update({"amount": None})  # every row, a null literal
     assert {r[2] for r in _rows(table)} == {None}
     with pytest.raises(ValidationError, match="'nope' is not a top-level column"):

@@ -141,10 +141,11 @@ class Run:
         where = f"customer = '{data.TEST_CUSTOMER}'"
         with self.out.step("delete", data.ORDERS) as step:
             snapshot = isp.delete(self.spark, self.orders, where=where)
-            if snapshot is None:  # none arrived since the last run
+            assert snapshot is not None  # committed even when no row matched, as in Java
+            self._label(snapshot, f"delete {where}")
+            if live_rows(snapshot) == before:  # none arrived since the last run
                 step.what = f"{where}: no rows left to delete"
                 return
-            self._label(snapshot, f"delete {where}")
             step.what = f"{where}: {n(before - live_rows(snapshot))} rows deleted"
             step.extra.append(
                 f"{_added(snapshot, 'added-delete-files')} position-delete files, no data file rewritten"

@@ -76,6 +76,7 @@ MERGE INTO {cat}.db.t t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THE
 SELECT * FROM {cat}.db.t;
 MERGE INTO {cat}.db.u t USING {cat}.db.t s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.data, n = -1 WHEN NOT MATCHED AND s.cat = 'x' THEN INSERT (id, v) VALUES (s.id, s.data);
 SELECT * FROM {cat}.db.u;
+-- @any-operation
 MERGE INTO {cat}.db.u t USING (SELECT id, v, n FROM {cat}.db.u WHERE n = -1) s ON t.id = s.id AND t.n = s.n WHEN MATCHED THEN DELETE;
 SELECT * FROM {cat}.db.u;
 MERGE INTO {cat}.db.e t USING (SELECT 6 AS id, TIMESTAMP '2024-01-04 00:00:00' AS ts, CAST(6.60 AS decimal(10,2)) AS amount, 6.0D AS score, array('f') AS tags) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *;

@@ -134,13 +134,17 @@ CALL {cat}.system.ancestors_of('db.b', {snap[db.b][0]});
 -- @no-result
 CALL {cat}.system.rewrite_data_files(table => 'db.t');
 SELECT * FROM {cat}.db.t;
+-- (whether a file group needs rewriting depends on each side's file sizes)
 -- @no-result
+-- @any-history
 CALL {cat}.system.rewrite_data_files(table => 'db.u', options => map('min-input-files', '1'));
 SELECT * FROM {cat}.db.u;
 -- @no-result
 CALL {cat}.system.rewrite_manifests('db.t');
 SELECT * FROM {cat}.db.t;
+-- (whether delete files need rewriting depends on each side's delete files)
 -- @no-result
+-- @any-history
 CALL {cat}.system.rewrite_position_delete_files(table => 'db.t');
 SELECT * FROM {cat}.db.t;
 -- @no-result

@@ -6,6 +6,18 @@ icefloe then writes the position deletes or deletion vectors (merge-on-read) or 
 the touched files' other rows (copy-on-write), per ``write.{delete,update,merge}.mode``, and
 commits one snapshot with the validations of the table's isolation level
 (``write.*.isolation-level``), exactly as ``table.delete`` / ``table.upsert`` do.
+
+Which snapshot, case for case as Java Iceberg 1.9.2's Spark integration commits it (also when
+nothing changes, so the two histories stay the same):
+
+- DELETE whose whole condition is an Iceberg filter that the metadata decides (every file it
+  may match matches in every row, or no file may: a missing partition, a value outside every
+  file's bounds, a table without files) is Java's metadata-only delete: a ``delete`` snapshot,
+  removing whole files unread (``table/rows/metadata_delete.py``); a condition that is always
+  false commits nothing.
+- any other DELETE, every UPDATE and every MERGE is a row-level change: an ``overwrite`` when it
+  changes nothing (no file added or removed), else per what it adds and removes.
+- a MERGE with only WHEN NOT MATCHED clauses is an insert: an ``append`` (also of no rows).
 """
 
 from __future__ import annotations
@@ -19,8 +31,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from icefloe.errors import ValidationError
-from icefloe.expressions import Expression
-from icefloe.expressions.model import AlwaysTrue
+from icefloe.expressions import Expression, bind
+from icefloe.expressions.model import AlwaysFalse, AlwaysTrue
 from icefloe.scan import FileScanTask, plan_files
 from icefloe.spark.jobs import removed_unless_committed
 from icefloe.spark.paths import reported_path
@@ -31,6 +43,7 @@ from icefloe.spark.wap import WapWrite, wap_write
 from icefloe.spark.write.distribution import distribution_for
 from icefloe.spark.write.frames import conform_to_table, write_data_frame
 from icefloe.spec.snapshots import Snapshot
+from icefloe.table.rows.metadata_delete import delete_by_metadata, metadata_decides
 from icefloe.table.rows.row_changes import (
     MERGE_ON_READ,
     FoundRows,
@@ -101,9 +114,11 @@ def apply_change(
     conflict_filter: Expression,
     new_rows_file_column: str | None = None,
     target: WapWrite | None = None,
+    append_only: bool = False,
 ) -> Snapshot | None:
     """Commit a change: ``changed`` (live rows with file and position) go away, ``new_rows``
-    (table columns) come in; files in ``whole`` go away unread.
+    (table columns) come in; files in ``whole`` go away unread. Committed also when nothing
+    changes (an ``overwrite`` without files), as Java commits its row-level changes.
 
     Args:
         kind: ``"delete"``, ``"update"`` or ``"merge"`` (which ``write.<kind>.mode`` and
@@ -114,8 +129,15 @@ def apply_change(
             came from (a copy-on-write update clusters by it), not written.
         target: where the change commits (:func:`icefloe.spark.wap.wap_write`: a branch, and
             a write-audit-publish id that stages it); None: main. ``snapshot`` is its head.
+        append_only: nothing goes away (``changed`` is ignored): ``new_rows`` are appended, an
+            ``append`` snapshot even of no rows (Java runs a MERGE of only NOT MATCHED clauses
+            as an insert).
     """
     target = target or WapWrite(None)
+    if append_only:
+        if new_rows is None:
+            raise ValidationError("an append-only change needs the rows it appends")
+        return _append(spark, table, new_rows, target)
     metadata = table.metadata
     mode, isolation = change_mode(metadata, kind), change_isolation(metadata, kind)
     partial = _positions(changed, tasks)
@@ -140,8 +162,6 @@ def apply_change(
                 )
                 added.extend(files)
                 cleanups.append(cleanup)
-            if not found.touched and not added:
-                return None
             write_change_deletes(table, found, written)
         else:
             # The touched files' other rows and the new rows, written by one job (as Java's
@@ -170,8 +190,6 @@ def apply_change(
                 )
                 written.data.extend(files)
                 cleanups.append(cleanup)
-            if not found.touched and not written.data:
-                return None
     except BaseException:
         table.io().delete_quietly(written.paths())
         remove_written()
@@ -195,6 +213,26 @@ def apply_change(
     return result
 
 
+def _append(spark: SparkSession, table: Table, rows: DataFrame, target: WapWrite) -> Snapshot | None:
+    """Append ``rows`` in one ``append`` snapshot (committed also without rows, as Java's)."""
+    distribution = distribution_for(spark, table.metadata, "merge", copy_on_write=False)
+    files, cleanup = write_data_frame(rows, table, distribution=distribution)
+    with removed_unless_committed(lambda: cleanup(committed=())):
+        append = table.new_append()
+        for file in files:
+            append.append_file(file)
+        for key, value in target.summary().items():
+            append.set(key, value)
+        if target.branch is not None:
+            append.to_branch(target.branch)
+        if target.wap_id is not None:
+            append.stage_only()
+        append.delete_on_failure([f.file_path for f in files])
+        append.commit()
+    cleanup(committed=[f.file_path for f in files])
+    return table.metadata.snapshot_by_id(append.snapshot_id)
+
+
 def _matching(condition: Condition) -> Column:
     """The rows the condition is true on (not null)."""
     return F.coalesce(condition.rows, F.lit(False))
@@ -215,7 +253,8 @@ def delete(
     branch: str | None = None,
 ) -> Snapshot | None:
     """Delete the rows matching ``where`` (rows where it is null stay); returns the snapshot
-    committed, or None when no row matched.
+    committed (also when no row matched, as Java's DELETE: see the module docstring), or None
+    when ``where`` is always false (nothing is committed).
 
     Args:
         where: a Spark SQL boolean expression (``"id % 100 = 0"``, functions, casts and
@@ -231,9 +270,20 @@ def delete(
     """
     resolved = resolve_table(table)
     target = wap_write(spark, resolved, branch)
-    condition = table_condition(spark, resolved.metadata.schema(), where)
+    metadata = resolved.metadata
+    condition = table_condition(spark, metadata.schema(), where)
     row_filter = condition.pushed
+    if condition.exact and isinstance(bind(metadata.schema(), row_filter), AlwaysFalse):
+        return None  # Java skips a delete whose condition is always false
     snapshot, tasks = _plan(resolved, row_filter, target.branch)
+    if condition.exact and metadata_decides(metadata, tasks, row_filter):
+        return delete_by_metadata(
+            resolved,
+            row_filter,
+            snapshot_properties=target.summary(),
+            branch=target.branch,
+            stage_only=target.wap_id is not None,
+        )
     whole, rest = _split_whole(tasks) if condition.exact else ([], list(tasks))
     changed = _live_rows(spark, resolved, rest).filter(_matching(condition))
     return apply_change(
@@ -259,7 +309,8 @@ def update(
     branch: str | None = None,
 ) -> Snapshot | None:
     """Set columns of the rows matching ``where`` to Spark SQL expressions of the row
-    (``{"amount": "amount * 2"}``); returns the snapshot, or None when no row matched.
+    (``{"amount": "amount * 2"}``); returns the snapshot, committed also when no row matched
+    (an ``overwrite`` without files, as Java's UPDATE commits).
 
     ``where`` and ``branch`` are what :func:`delete` takes."""
     resolved = resolve_table(table)

@@ -92,7 +92,10 @@ class Condition:
     Attributes:
         rows: the condition as a Spark column of the table's rows (null where it is unknown).
         pushed: an Iceberg filter true on every row where ``rows`` is true (unbound).
-        exact: ``pushed`` has ``rows``' truth value on every row (it decides whole files).
+        exact: ``pushed`` is true on exactly the rows ``rows`` is true on (it decides whole
+            files); it also has ``rows``' truth value on every row, but for a part without
+            columns that is unknown (``id = NULL``), which is false in ``pushed`` where it
+            cannot matter (not under a NOT), as Spark's optimizer makes it.
     """
 
     rows: Column
@@ -122,7 +125,7 @@ def table_condition(
         raise ValidationError(f"where= must be a Spark SQL string, a Column or an expression, not {where!r}")
     converter = _Converter(schema, spark, text=where)
     node = converter.parse(where)
-    if node is None:  # let Spark say what is wrong with it
+    if node is None or isinstance(node.unnest(), exp.Null):  # let Spark say what is wrong with it
         return Condition(F.expr(where), always_true(), exact=False)
     exact = converter.exact(node)
     pushed = exact if exact is not None else converter.implied(node)
@@ -199,21 +202,80 @@ class _Converter:
 
     # ---- the two conversions ------------------------------------------------------------------
 
-    def exact(self, node: Node) -> Expression | None:
-        """An expression with ``node``'s truth value on every row, or None."""
+    def exact(self, node: Node, unknown_is_false: bool = True) -> Expression | None:
+        """An expression true on exactly the rows ``node`` is true on, or None.
+
+        ``unknown_is_false``: ``node`` is not under a NOT, so where it is unknown it may be
+        false instead (a filter keeps neither): a constant that is unknown (``id = NULL``,
+        ``NULL AND x``) converts to false there, as Spark's optimizer replaces it."""
+        constant = self._constant(node)
+        if constant is not _NO:
+            if constant is None:
+                return always_false() if unknown_is_false else None
+            return always_true() if constant else always_false()
         if isinstance(node, exp.Paren):
-            return self.exact(node.this)
+            return self.exact(node.this, unknown_is_false)
         if isinstance(node, (exp.And, exp.Or)):
-            left, right = self.exact(node.left), self.exact(node.right)
+            left = self.exact(node.left, unknown_is_false)
+            right = self.exact(node.right, unknown_is_false)
             if left is None or right is None:
                 return None
             return and_(left, right) if isinstance(node, exp.And) else or_(left, right)
         if isinstance(node, exp.Not):
-            child = self.exact(node.this)
+            child = self.exact(node.this, unknown_is_false=False)
             return None if child is None else not_(child)
-        if isinstance(node, exp.Boolean):
-            return always_true() if node.this else always_false()
         return self._predicate(node)
+
+    def _constant(self, node: Node) -> Any:
+        """The truth value (True, False, None: unknown) of a condition Spark folds to a
+        constant: literals only (``1 = 0``, ``'a' < 'b'``, ``NULL``, ``2 > 1 AND NULL``), or a
+        comparison with NULL (``id = NULL`` is unknown on every row); ``_NO`` otherwise, or
+        where Spark's value is not certain (literals of mixed types)."""
+        if isinstance(node, exp.Paren):
+            return self._constant(node.this)
+        if isinstance(node, exp.Null):
+            return None
+        if isinstance(node, exp.Boolean):
+            return bool(node.this)
+        if isinstance(node, exp.Not):
+            inner = self._constant(node.this)
+            return inner if inner is _NO or inner is None else not inner
+        if isinstance(node, (exp.And, exp.Or)):
+            left, right = self._constant(node.left), self._constant(node.right)
+            if left is _NO or right is _NO:
+                return _NO
+            if isinstance(node, exp.And):
+                return False if False in (left, right) else None if None in (left, right) else True
+            return True if True in (left, right) else None if None in (left, right) else False
+        compare = _CONSTANT_COMPARISONS.get(type(node))
+        if compare is None:
+            return _NO
+        if not isinstance(node, exp.NullSafeEQ) and any(
+            isinstance(side, exp.Null) for side in (node.this, node.expression)
+        ):
+            return None
+        sides: list[Any] = []
+        for side in (node.this, node.expression):
+            if isinstance(side, exp.Null):
+                sides.append(None)
+                continue
+            literal = self._literal(side)
+            if literal is _NO or literal[0] not in ("int", "decimal", "float", "string"):
+                return _NO
+            sides.append(literal)
+        left, right = sides
+        if isinstance(node, exp.NullSafeEQ):
+            if left is None or right is None:
+                return left is None and right is None
+        elif left is None or right is None:
+            return None
+        assert left is not None and right is not None
+        if (left[0] == "string") != (right[0] == "string"):
+            return _NO  # Spark casts one side: leave it to Spark
+        a, b = left[1], right[1]
+        if left[0] == "float" or right[0] == "float":
+            a, b = float(a), float(b)
+        return compare(a, b)
 
     def implied(self, node: Node) -> Expression:
         """An expression true wherever ``node`` is true (``always_true()`` at worst)."""
@@ -525,4 +587,9 @@ _COMPARISONS: dict[Any, Callable[[str, Any, bool], Expression]] = {
     exp.LT: _float_aware(less_than, nan=False),
     exp.LTE: _float_aware(less_than_or_equal, nan=False),
 }
+_CONSTANT_COMPARISONS: dict[Any, Callable[[Any, Any], bool]] = {
+    exp.EQ: lambda a, b: a == b, exp.NullSafeEQ: lambda a, b: a == b, exp.NEQ: lambda a, b: a != b,
+    exp.GT: lambda a, b: a > b, exp.GTE: lambda a, b: a >= b,
+    exp.LT: lambda a, b: a < b, exp.LTE: lambda a, b: a <= b,
+}  # fmt: skip
 _FLIPPED: dict[Any, Any] = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}

@@ -115,7 +115,9 @@ class MergeBuilder:
         return _ClauseBuilder(self, _Clause("not_matched_by_source", condition))
 
     def merge(self) -> Snapshot | None:
-        """Run the merge and commit it as one snapshot (returned; None when nothing changed).
+        """Run the merge and commit it as one snapshot (returned), also when it changes
+        nothing, as Java does: an ``append`` for a merge of only ``when_not_matched`` clauses
+        (of no rows, too), else an ``overwrite`` when no row changed.
 
         Raises:
             ValidationError: no clauses, a column the table does not have, or a target row
@@ -196,6 +198,8 @@ class MergeBuilder:
                 new_rows=new_rows,
                 conflict_filter=target_filter,
                 target=commits_to,
+                # Only NOT MATCHED clauses: Java's Spark runs the MERGE as an insert (an append).
+                append_only=kinds == {"not_matched"},
             )
         finally:
             source.unpersist()

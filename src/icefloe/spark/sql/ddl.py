@@ -17,6 +17,7 @@ from pyspark.sql import types as st
 from sqlglot import exp
 
 from icefloe.errors import TableAlreadyExistsError, UnsupportedFeatureError, ValidationError
+from icefloe.expressions import always_true
 from icefloe.spark.jobs import removed_unless_committed
 from icefloe.spark.sql import parse as p
 from icefloe.spark.sql.queries import empty_result, replace_tables, to_sql
@@ -160,7 +161,14 @@ def run_create(spark: SparkSession, tree: exp.Create, resolver: Resolver) -> Dat
         return empty_result(spark)
     files, cleanup = write_data_frame(df, txn)
     with removed_unless_committed(lambda: cleanup(committed=())):
-        if files:
+        # Java's snapshots: CTAS appends, RTAS overwrites every row (an `overwrite`, or a
+        # `delete` without rows); each commits one also when the query has no rows.
+        if replace:
+            overwrite = txn.new_overwrite().overwrite_by_row_filter(always_true())
+            for file in files:
+                overwrite.add_file(file)
+            overwrite.commit()
+        else:
             append = txn.new_append()
             for file in files:
                 append.append_file(file)

@@ -5,7 +5,9 @@ last added one.
 Aggregated column-wise: each manifest's distinct partition tuples get a table-wide group
 number (one dictionary lookup per distinct tuple, not per file), then the counts are summed
 per group with numpy. Partitions of different specs that coerce to the same tuple of the
-unified type are one row, as in Java; its ``spec_id`` is that of the last file counted.
+unified type are one row, as in Java; its ``spec_id`` is that of the last file counted. A
+partition is listed when a live file (data or delete) is in it: one whose files were all removed
+is not, and one left with only delete files is (data counts zero), as Java's ``PartitionsTable``.
 """
 
 from __future__ import annotations
@@ -80,8 +82,12 @@ def partitions(metadata: TableMetadata, manifests: Iterable[DecodedManifest]) ->
         live = decoded.live()
         if not live.any():
             continue
-        local = groups.codes(rows.unified(decoded.spec_id, decoded.partitions))
-        group = local[decoded.partition_codes[live]]
+        # Only the partitions of live entries: a manifest also holds the deleted entries of
+        # the commit that wrote it, and a partition whose files all went is not listed (Java
+        # lists a partition once a live data or delete file is in it).
+        used, inverse = np.unique(decoded.partition_codes[live], return_inverse=True)
+        present = [decoded.partitions[code] for code in used.tolist()]
+        group = groups.codes(rows.unified(decoded.spec_id, present))[inverse.reshape(-1)]
         content = decoded.content[live]
         records = decoded.record_count[live]
         sizes = decoded.file_size_in_bytes[live]

@@ -12,8 +12,9 @@ from icefloe.spec.snapshots import Snapshot
 
 if TYPE_CHECKING:
     from icefloe.expressions import Expression
-    from icefloe.table.rows.row_changes import RowChangeTarget, UpsertResult
+    from icefloe.table.rows.row_changes import RowChangeTarget
     from icefloe.table.rows.update_rows import SetValue
+    from icefloe.table.rows.upsert_rows import UpsertResult
 
 __all__ = ["RowConveniences"]
 
@@ -31,8 +32,13 @@ class RowConveniences:
     ) -> Snapshot | None:
         """Delete the rows matching ``where``: merge-on-read (position deletes in v2, deletion
         vectors in v3) when ``write.delete.mode=merge-on-read``, else copy-on-write; isolation
-        per ``write.delete.isolation-level``. Returns the snapshot (None: no row matched).
-        ``branch``: change that branch instead of main."""
+        per ``write.delete.isolation-level``. ``branch``: change that branch instead of main.
+
+        Commits what Java's ``DELETE FROM t WHERE <where>`` commits, also when no row matches:
+        a ``delete`` snapshot when the metadata decides (every file the filter may match
+        matches in every row, or no file may: Java's ``newDelete().deleteFromRowFilter``),
+        else an ``overwrite`` without files. Returns the snapshot; None only when ``where``
+        is always false (nothing is committed, as in Java)."""
         from icefloe.table.rows.row_changes import delete_rows  # lazy: pyarrow
 
         return delete_rows(
@@ -52,7 +58,8 @@ class RowConveniences:
         ``write.update.mode``. ``set`` maps column names to literals (``{"country": "NL"}``),
         ``pyarrow.compute`` expressions of the row (``{"amount": pc.field("amount") * 2}``) or
         functions of the matched rows (a ``pyarrow.Table``) returning an array or a scalar.
-        Returns the snapshot (None: no row matched). See ``table/rows/update_rows.py``."""
+        Returns the snapshot, committed also when no row matched (an ``overwrite`` without
+        files, as Java's UPDATE commits). See ``table/rows/update_rows.py``."""
         from icefloe.table.rows.update_rows import update_rows  # lazy: pyarrow
 
         return update_rows(
@@ -108,8 +115,9 @@ class RowConveniences:
         branch: str | None = None,
     ) -> UpsertResult:
         """Update the rows whose ``on`` key matches a row of ``data`` and insert the others,
-        in one snapshot per ``write.merge.mode`` (on ``branch``, default main)."""
-        from icefloe.table.rows.row_changes import upsert_rows  # lazy: pyarrow
+        in one snapshot per ``write.merge.mode`` (on ``branch``, default main), committed
+        also when nothing changes (empty ``data``), as Java's MERGE commits one."""
+        from icefloe.table.rows.upsert_rows import upsert_rows  # lazy: pyarrow
 
         return upsert_rows(
             self,

@@ -1,13 +1,16 @@
-"""Row-level conveniences: ``table.delete(where)``, ``table.overwrite(data, where)``,
-``table.replace_partitions(data)`` and ``table.upsert(data, on=[...])``.
+"""Row-level conveniences: ``table.delete(where)``, ``table.overwrite(data, where)`` and
+``table.replace_partitions(data)``, and the commit path ``table.update`` (``update_rows.py``),
+``table.upsert`` (``upsert_rows.py``) and the Spark row-level changes share.
 
 Each reads the table at one snapshot, finds the rows it changes, writes files and commits one
 snapshot through an operation whose validations protect it against concurrent commits:
 
-- **which rows**: a task whose residual is always-true (its partition decides the filter) is
-  removed whole without reading it; otherwise its live rows are read with their positions
-  (``_pos``) and matched (the filter, or a join on the upsert keys). A file all of whose live
-  rows match is removed whole too.
+- **which rows**: a delete whose filter every file it may match satisfies in every row (by
+  partition or metrics, or no file at all) is a metadata-only ``delete`` snapshot, as Java's
+  DELETE is (``metadata_delete.py``). Otherwise a task whose residual is always-true (its
+  partition decides the filter) is removed whole without reading it; the others' live rows
+  are read with their positions (``_pos``) and matched (the filter, or a join on the upsert
+  keys). A file all of whose live rows match is removed whole too.
 - **how** (``write.delete.mode`` / ``write.update.mode`` / ``write.merge.mode``):
   ``copy-on-write`` (Java's default) rewrites each partly matching file without the matched
   rows and commits an ``overwrite`` (``new_overwrite()``); ``merge-on-read`` writes position
@@ -16,6 +19,12 @@ snapshot through an operation whose validations protect it against concurrent co
 - **isolation** (``write.delete.isolation-level`` and friends: ``serializable``, the default,
   or ``snapshot``): both fail the commit when a concurrent commit removed or deleted rows of
   the files read; ``serializable`` also when one added data that the filter matches.
+
+- **a change that changes nothing** still commits a snapshot, as Java's DELETE / UPDATE /
+  MERGE do: ``delete`` for a metadata-only delete, else an ``overwrite`` without files (a row
+  delta or an overwrite, with their validations). Only a delete whose filter is always false
+  commits nothing (Java skips it too). So icefloe's and Java's histories (``snapshots``
+  counts, time travel by snapshot ordinal) stay the same.
 
 If the commit definitely fails, every file written is deleted; an unknown outcome keeps them.
 """
@@ -33,18 +42,14 @@ import pyarrow.compute as pc
 
 from icefloe.arrow.reader import ROW_POSITION_ID
 from icefloe.arrow.row_filter import to_arrow_expression
-from icefloe.arrow.schema import schema_to_arrow, to_requested_schema
+from icefloe.arrow.schema import schema_to_arrow
 from icefloe.errors import ValidationError
 from icefloe.expressions import (
+    AlwaysFalse,
     AlwaysTrue,
     Expression,
     always_true,
-    and_,
     bind,
-    greater_than_or_equal,
-    is_in,
-    less_than_or_equal,
-    not_null,
     parse,
     referenced_field_ids,
 )
@@ -56,12 +61,14 @@ from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.spec.types import LongType, NestedField
-from icefloe.table.rows.append_data import to_arrow_input, write_files
+from icefloe.table.rows.append_data import write_files
+from icefloe.table.rows.metadata_delete import delete_by_metadata, metadata_decides
 from icefloe.write import write_data_files
 from icefloe.write.deletes import write_position_deletes_for
 from icefloe.write.deletion_vectors import write_deletion_vectors
 
 if TYPE_CHECKING:
+    from icefloe.table.snapshots.delete_files import DeleteFiles
     from icefloe.table.snapshots.overwrite import OverwriteFiles
     from icefloe.table.snapshots.replace_partitions import ReplacePartitions
     from icefloe.table.snapshots.row_delta import RowDelta
@@ -70,12 +77,10 @@ __all__ = [
     "COPY_ON_WRITE",
     "MERGE_ON_READ",
     "RowChangeTarget",
-    "UpsertResult",
     "branch_head",
     "delete_rows",
     "overwrite_rows",
     "replace_partitions_with",
-    "upsert_rows",
 ]
 
 COPY_ON_WRITE = "copy-on-write"
@@ -94,6 +99,8 @@ class RowChangeTarget(Protocol):
     def io(self) -> FileIO: ...
 
     def new_overwrite(self) -> OverwriteFiles: ...
+
+    def new_delete(self) -> DeleteFiles: ...
 
     def new_row_delta(self) -> RowDelta: ...
 
@@ -187,19 +194,20 @@ def _find(
     case_sensitive: bool,
     branch: str | None = None,
     matched: list[pa.Table] | None = None,
+    planned: tuple[Snapshot | None, list[FileScanTask]] | None = None,
 ) -> _Found:
     """The files and positions of the rows ``row_filter`` (and ``matcher``, when given)
-    selects at the head of ``branch`` (default main). Without a matcher, a task whose residual
-    is always-true is taken whole unread, unless ``matched`` collects the matched rows (read
+    selects at the head of ``branch`` (default main; ``planned``: that head and its tasks
+    for ``row_filter``, planned already). Without a matcher, a task whose residual is
+    always-true is taken whole unread, unless ``matched`` collects the matched rows (read
     with ``read_ids``' columns, ``_pos`` dropped)."""
     metadata = target.metadata
-    snapshot = branch_head(metadata, branch)
+    snapshot, tasks = planned or _plan(target, row_filter, case_sensitive, branch)
     found = _Found(snapshot)
     if snapshot is None:
         return found
     io = target.io()
     schema = metadata.schema()
-    tasks = plan_files(io, metadata, snapshot, row_filter, schema=schema, case_sensitive=case_sensitive)
     deletes = PositionDeletes(io, metadata)
     read_schema = _with_positions(schema, read_ids)
     for task in tasks:
@@ -226,6 +234,20 @@ def _find(
         else:
             found.partial.append((task, np.unique(positions)))
     return found
+
+
+def _plan(
+    target: RowChangeTarget, row_filter: Expression, case_sensitive: bool, branch: str | None
+) -> tuple[Snapshot | None, list[FileScanTask]]:
+    """The head of ``branch`` (None: main) and its tasks that ``row_filter`` may match."""
+    metadata = target.metadata
+    snapshot = branch_head(metadata, branch)
+    if snapshot is None:
+        return None, []
+    tasks = plan_files(
+        target.io(), metadata, snapshot, row_filter, schema=metadata.schema(), case_sensitive=case_sensitive
+    )
+    return snapshot, tasks
 
 
 def _read_live(
@@ -397,12 +419,27 @@ def delete_rows(
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
 ) -> Snapshot | None:
-    """Delete the rows matching ``where`` (rows where it is null stay); returns the snapshot,
-    or None when no row matched (nothing is committed)."""
+    """Delete the rows matching ``where`` (rows where it is null stay), as Java's
+    ``DELETE FROM t WHERE <where>`` does: a metadata-only ``delete`` snapshot when every file
+    the filter may match matches it wholly (also when no file does), else a row-level change
+    per ``write.delete.mode``, committed even when no row matched (an ``overwrite`` without
+    files). Returns the snapshot; None only when ``where`` is always false (nothing is
+    committed, as Java skips it)."""
     row_filter = _expression(where)
     metadata = target.metadata
     mode, isolation = _mode(metadata, "delete"), _isolation(metadata, "delete")
     bound = bind(metadata.schema(), row_filter, case_sensitive=case_sensitive)
+    if isinstance(bound, AlwaysFalse):
+        return None
+    planned = _plan(target, row_filter, case_sensitive, branch)
+    if metadata_decides(metadata, planned[1], row_filter, case_sensitive):
+        return delete_by_metadata(
+            target,
+            row_filter,
+            case_sensitive=case_sensitive,
+            snapshot_properties=snapshot_properties,
+            branch=branch,
+        )
     found = _find(
         target,
         row_filter,
@@ -410,9 +447,8 @@ def delete_rows(
         read_ids=sorted(referenced_field_ids(bound)),
         case_sensitive=case_sensitive,
         branch=branch,
+        planned=planned,
     )
-    if not found.touched:
-        return None
     written = _Written()
     try:
         if mode == MERGE_ON_READ:
@@ -510,130 +546,6 @@ def replace_partitions_with(
         raise
     replace.commit()
     return target.metadata.snapshot_by_id(replace.snapshot_id)
-
-
-@dataclass(frozen=True, slots=True)
-class UpsertResult:
-    """What ``upsert`` did: rows updated (matched a key) and inserted, and the snapshot."""
-
-    rows_updated: int
-    rows_inserted: int
-    snapshot: Snapshot | None
-
-
-def upsert_rows(
-    target: RowChangeTarget,
-    data: Any,
-    on: Sequence[str],
-    *,
-    case_sensitive: bool = True,
-    snapshot_properties: Mapping[str, str] | None = None,
-    branch: str | None = None,
-) -> UpsertResult:
-    """Insert the rows of ``data`` whose ``on`` key is new, and replace the table's rows whose
-    key matches a row of ``data`` (MERGE ... WHEN MATCHED UPDATE / WHEN NOT MATCHED INSERT),
-    in one snapshot per ``write.merge.mode``. A null key never matches.
-
-    Raises:
-        ValidationError: no key columns, an unknown key column, a key appearing twice in
-            ``data``, or a key matching more than one row of the table.
-    """
-    if not on:
-        raise ValidationError("upsert needs the key columns: on=[...]")
-    metadata = target.metadata
-    schema = metadata.schema()
-    keys = []
-    for name in on:
-        found_field = schema.find_field(name, case_sensitive=case_sensitive)
-        if found_field is None or schema.find_column_name(found_field.field_id) is None:
-            raise ValidationError(f"upsert key column {name!r} is not a column of the table")
-        keys.append(schema.find_column_name(found_field.field_id) or name)
-    arrow = to_arrow_input(data)
-    source = arrow.read_all() if isinstance(arrow, pa.RecordBatchReader) else arrow
-    source = to_requested_schema(source, schema)
-    if source.num_rows == 0:
-        return UpsertResult(0, 0, None)
-    key_table = source.select(keys)
-    non_null = key_table.filter(_no_null_keys(key_table, keys))
-    counts = non_null.group_by(keys).aggregate([([], "count_all")])
-    if counts.num_rows != non_null.num_rows:
-        duplicate = counts.filter(pc.greater(counts.column("count_all"), 1)).slice(0, 1).to_pylist()[0]
-        duplicate.pop("count_all", None)
-        raise ValidationError(f"upsert data holds the key {duplicate} more than once")
-
-    def matcher(live: pa.Table) -> np.ndarray:
-        joined = live.select([*keys, "_pos"]).join(non_null, keys=keys, join_type="left semi")
-        return np.asarray(joined.column("_pos").to_numpy(), dtype=np.int64)
-
-    mode, isolation = _mode(metadata, "merge"), _isolation(metadata, "merge")
-    key_filter = _key_filter(non_null, keys)
-    found = _find(
-        target,
-        key_filter,
-        matcher,
-        read_ids=[schema.find_field(k).field_id for k in keys],  # type: ignore[union-attr]
-        case_sensitive=True,
-        branch=branch,
-    )
-    written = _Written()
-    new_rows: list[DataFile] = []
-    try:
-        if mode == MERGE_ON_READ:
-            _write_deletes(target, found, written)
-        else:
-            _rewrite_remainders(target, found, written)
-        new_rows = write_files(target, source)  # type: ignore[arg-type]
-    except Exception:
-        target.io().delete_quietly(written.paths() + [f.file_path for f in new_rows])
-        raise
-    matched = found.matched_rows
-    if matched > non_null.num_rows:
-        target.io().delete_quietly(written.paths() + [f.file_path for f in new_rows])
-        raise ValidationError(
-            f"upsert: {matched} rows of the table match the {non_null.num_rows} keys of the data; "
-            "a key must match at most one row"
-        )
-    snapshot = _commit(
-        target,
-        found,
-        written,
-        mode=mode,
-        isolation=isolation,
-        conflict_filter=key_filter,
-        new_rows=new_rows,
-        snapshot_properties=snapshot_properties,
-        branch=branch,
-    )
-    return UpsertResult(matched, source.num_rows - matched, snapshot)
-
-
-def _no_null_keys(keys_table: pa.Table, keys: Sequence[str]) -> pa.Array:
-    mask = pc.is_valid(keys_table.column(keys[0]))
-    for name in keys[1:]:
-        mask = pc.and_(mask, pc.is_valid(keys_table.column(name)))
-    return mask
-
-
-#: Keys listed one by one in the upsert's filter up to this many; more are pruned by range.
-_IN_LIMIT = 1000
-
-
-def _key_filter(keys_table: pa.Table, keys: Sequence[str]) -> Expression:
-    """A filter selecting the rows that may match the keys: an IN list per key column (or
-    its min..max range for many keys), for planning to prune files and for conflict checks."""
-    result: Expression = always_true()
-    for name in keys:
-        column = keys_table.column(name)
-        values = pc.unique(column).to_pylist()
-        if not values:
-            continue
-        if len(values) <= _IN_LIMIT:
-            result = and_(result, is_in(name, values))
-        else:
-            low, high = pc.min(column).as_py(), pc.max(column).as_py()
-            result = and_(result, greater_than_or_equal(name, low), less_than_or_equal(name, high))
-        result = and_(result, not_null(name))
-    return result
 
 
 # ---- for engines that find the rows themselves (icefloe.spark) -----------------------------------

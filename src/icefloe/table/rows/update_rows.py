@@ -16,7 +16,8 @@ Every new value is computed from the row as it was (``set={"a": pc.field("b"), "
 pc.field("a")}`` swaps). How the change is written follows ``write.update.mode``:
 ``copy-on-write`` rewrites the files of the matched rows; ``merge-on-read`` deletes the old
 rows by position (deletion vectors in v3) and adds the new ones; isolation per
-``write.update.isolation-level``.
+``write.update.isolation-level``. An update that matches no row still commits a snapshot (an
+``overwrite`` without files), as Java's UPDATE does, so the two histories stay the same.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ def update_rows(
     branch: str | None = None,
 ) -> Snapshot | None:
     """Set columns of the rows matching ``where`` (every row when None); returns the snapshot,
-    or None when no row matched (nothing is committed). See the module docstring.
+    committed also when no row matched (an ``overwrite`` without files, as Java's UPDATE
+    commits one). See the module docstring.
 
     Raises:
         ValidationError: no ``set``, an unknown column, a value that does not fit its column.
@@ -77,8 +79,6 @@ def update_rows(
     found = find_rows(
         target, row_filter, None, read_ids=None, case_sensitive=case_sensitive, branch=branch, matched=matched
     )
-    if not found.touched:
-        return None
     arrow_schema = schema_to_arrow(schema)
     rows = (
         pa.concat_tables([to_requested_schema(t, schema) for t in matched])
