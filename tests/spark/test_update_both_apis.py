@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import icefloe
 import icefloe.spark as isp
-from icefloe.errors import InvalidExpressionError, UnsupportedFeatureError
+from icefloe.errors import InvalidExpressionError, UnsupportedFeatureError, ValidationError
 from support.catalogs import make_catalog
 from support.row_expressions import expressions, values_of
 

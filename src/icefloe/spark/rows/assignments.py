@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as st
@@ -21,7 +22,7 @@ from icefloe.spec import types as it
 from icefloe.spec.schema import Schema
 from icefloe.table.rows.update_rows import literal_scalar
 
-__all__ = ["check_assignments", "literal_columns"]
+__all__ = ["check_assignments", "literal_columns", "unresolved"]
 
 _ARROW_FORMS: dict[type[st.DataType], pa.DataType] = {
     st.NullType: pa.null(), st.BooleanType: pa.bool_(), st.ByteType: pa.int8(), st.ShortType: pa.int16(),
@@ -92,6 +93,19 @@ def _spark_literal(scalar: pa.Scalar, field_type: it.IcebergType, column: str) -
     )
 
 
+def unresolved(exc: Exception, expressions: Mapping[str, Any]) -> InvalidExpressionError | None:
+    """Spark's error for a ``set=`` name it cannot resolve, with how to write a literal; None
+    for another error."""
+    condition = getattr(exc, "getCondition", getattr(exc, "getErrorClass", lambda: None))() or ""
+    if not str(condition).startswith("UNRESOLVED_COLUMN"):
+        return None
+    message = str(exc).splitlines()[0]
+    return InvalidExpressionError(
+        f"update: {message} (set= {dict(expressions)}); a string literal in set= is written in quotes "
+        "('ZZ'), or given in new_values="
+    )
+
+
 def _arrow_form(spark_type: st.DataType) -> pa.DataType | None:
     if isinstance(spark_type, st.DecimalType):
         return pa.decimal128(spark_type.precision, spark_type.scale)
@@ -105,12 +119,20 @@ def check_assignments(
     matched field by field when written).
 
     Raises:
-        InvalidExpressionError: a value type the column cannot take (a STRING for a DOUBLE).
+        InvalidExpressionError: a value type the column cannot take (a STRING for a DOUBLE), or
+            a name Spark cannot resolve (a string literal written without quotes).
     """
+    try:
+        fields = updated.schema.fields  # (Spark analyses the expressions here, or on select)
+    except AnalysisException as exc:
+        error = unresolved(exc, expressions)
+        if error is None:
+            raise
+        raise error from exc
     policy = str(spark.conf.get("spark.sql.storeAssignmentPolicy", "ANSI")).upper()
     if policy == "LEGACY" or not expressions:
         return
-    types = {f.name: f.dataType for f in updated.schema.fields}
+    types = {f.name: f.dataType for f in fields}
     for name, expression in expressions.items():
         field = schema.as_struct().field_by_name(name)
         assert field is not None

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -26,12 +27,13 @@ from icefloe.scan import FileScanTask, plan_files
 from icefloe.spark.jobs import removed_unless_committed
 from icefloe.spark.paths import reported_path
 from icefloe.spark.read.frames import FILE_COLUMN, POSITION_COLUMN, read_tasks
-from icefloe.spark.rows.assignments import check_assignments, literal_columns
+from icefloe.spark.rows.assignments import check_assignments, literal_columns, unresolved
 from icefloe.spark.rows.conditions import Condition, table_condition
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.wap import WapWrite, wap_write
 from icefloe.spark.write.distribution import distribution_for
 from icefloe.spark.write.frames import conform_to_table, write_data_frame
+from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 from icefloe.table.rows.row_changes import (
     MERGE_ON_READ,
@@ -291,10 +293,7 @@ def update(
     snapshot, tasks = _plan(resolved, row_filter, target.branch)
     changed = _live_rows(spark, resolved, tasks).filter(_matching(condition))
     assignments.update(literal_columns(schema, columns.literal))
-    updated = changed.select(
-        *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
-        FILE_COLUMN,
-    )
+    updated = _select_assigned(changed, schema, assignments, expressions)
     check_assignments(spark, schema, updated, expressions)
     return apply_change(
         spark,
@@ -309,6 +308,22 @@ def update(
         new_rows_file_column=FILE_COLUMN,
         target=target,
     )
+
+
+def _select_assigned(
+    changed: DataFrame, schema: Schema, assignments: Mapping[str, Column], expressions: Mapping[str, Any]
+) -> DataFrame:
+    """The changed rows with their new values (a classic session analyses them here)."""
+    try:
+        return changed.select(
+            *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
+            FILE_COLUMN,
+        )
+    except AnalysisException as exc:
+        error = unresolved(exc, expressions)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def _refuse_arrow_values(name: str, value: Any) -> None:
