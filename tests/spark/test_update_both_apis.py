@@ -148,18 +148,22 @@ def test_hand_picked_updates_agree(spark: Any, warehouse: Path, update: dict[str
     _agree(arrow, spark_rows)
 
 
-def test_both_refuse_a_string_for_a_double_column(spark: Any, warehouse: Path) -> None:
+def test_both_refuse_the_same_mistakes(spark: Any, warehouse: Path) -> None:
     catalog = make_catalog("sql", warehouse)
     table = catalog.create_table("db.refuse", SCHEMA)
     table.append(ROWS)
-    for call in (
-        lambda: table.update({"amount": "'12'"}),
-        lambda: isp.update(spark, table, set={"amount": "'12'"}),
-    ):
+    head = table.current_snapshot().snapshot_id
+    updates = (lambda **kw: table.update(**kw), lambda **kw: isp.update(spark, table, **kw))
+    for update in updates:
         with pytest.raises(
-            InvalidExpressionError, match="STRING value cannot be assigned to the DOUBLE column amount"
+            InvalidExpressionError, match="STRING value cannot be assigned to the DOUBLE column"
         ):
-            call()
+            update(set={"amount": "'12'"})
+        with pytest.raises(InvalidExpressionError, match=r"ZZ.*in quotes.*new_values="):
+            update(set={"country": "ZZ"})  # a literal without quotes is a column name
+        with pytest.raises(ValidationError, match="given two new values"):
+            update(set={"country": "'a'"}, new_values={"country": "b"})
+    assert table.current_snapshot().snapshot_id == head
 
 
 def test_new_values_do_not_depend_on_the_session_time_zone(spark: Any, warehouse: Path) -> None:
