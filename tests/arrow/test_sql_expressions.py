@@ -134,6 +134,7 @@ def test_conditionals_evaluate_only_the_rows_that_reach_them() -> None:
     assert _values("i <> 0 AND 10 / i > 1")[:3] == [True, False, False]
     assert _values("i = 0 OR 10 / i > 1")[:3] == [True, False, True]
     assert _values("coalesce(i, 10 div 0)", ROWS.slice(0, 3)) == [7, -3, 0]
+    assert _values("i IN (7, -3, 0, 10 div i)", ROWS.slice(0, 3)) == [True, True, True]  # stops at a match
     with pytest.raises(ExpressionEvaluationError, match="DIVIDE_BY_ZERO"):
         _values("10 div i")
     with pytest.raises(ExpressionEvaluationError, match="DIVIDE_BY_ZERO"):

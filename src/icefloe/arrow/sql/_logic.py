@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
@@ -153,13 +154,34 @@ def in_list(ctx: Context, node: Call, value: Compiled, items: Sequence[Compiled]
     run_value, runs = value.run, [c.run for c in rest]
 
     def compute(rows: pa.Table) -> Value:
-        x = run_value(rows)
-        result: Value = pa.scalar(False)
+        # As Spark's In: nothing is compared with a null value, and a row stops at its first match
+        # (the items after it are not evaluated: `1 IN (1, 1 div 0)` is true).
+        n = rows.num_rows
+        present = _as_mask(pc.is_valid(as_array(run_value(rows), n)), n)
+        remaining, matched, seen_null = (
+            present,
+            pa.repeat(pa.scalar(False), n),
+            pa.repeat(pa.scalar(False), n),
+        )
         for run in runs:
-            result = pc.or_kleene(result, equal(x, run(rows)))
-        return result
+            compare = functools.partial(_equal_on, equal, run_value, run)
+            equals = as_array(on_rows(rows, remaining, compare, t.BOOLEAN), n)
+            hit = pc.and_(remaining, pc.fill_null(equals, False))
+            seen_null = pc.or_(seen_null, pc.and_(remaining, pc.is_null(equals)))
+            matched, remaining = pc.or_(matched, hit), pc.and_(remaining, pc.invert(hit))
+        unknown = pc.or_(pc.invert(present), seen_null)
+        return pc.if_else(matched, True, pc.if_else(unknown, pa.scalar(None, t.BOOLEAN), False))
 
-    return Compiled(t.BOOLEAN, compute, foldable=_foldable(value, *rest))
+    return Compiled(t.BOOLEAN, compute)  # (never folded: it computes arrays of the rows)
+
+
+def _equal_on(
+    equal: Callable[[Value, Value], Value],
+    run_value: Callable[[pa.Table], Value],
+    run_item: Callable[[pa.Table], Value],
+    rows: pa.Table,
+) -> Value:
+    return equal(run_value(rows), run_item(rows))
 
 
 def between(ctx: Context, node: Call, value: Compiled, low: Compiled, high: Compiled) -> Compiled:

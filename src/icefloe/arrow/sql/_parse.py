@@ -344,7 +344,7 @@ def _number(sql: str, text: str, *, negative: bool) -> Literal:
         return Literal(sql, decimal, _decimal_type(sql, decimal))
     if re.fullmatch(r"(\d+\.?\d*|\.\d+)", text):
         decimal = Decimal(text)
-        decimal = -decimal if negative else decimal
+        decimal = decimal.copy_negate() if negative else decimal  # (-0.0 keeps its sign)
         return Literal(sql, decimal, _decimal_type(sql, decimal))
     if re.fullmatch(r"(\d+\.?\d*|\.\d+)[eE][+-]?\d+", text):
         double = float(text)
