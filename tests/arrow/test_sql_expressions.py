@@ -135,6 +135,11 @@ def test_conditionals_evaluate_only_the_rows_that_reach_them() -> None:
     assert _values("i = 0 OR 10 / i > 1")[:3] == [True, False, True]
     assert _values("coalesce(i, 10 div 0)", ROWS.slice(0, 3)) == [7, -3, 0]
     assert _values("i IN (7, -3, 0, 10 div i)", ROWS.slice(0, 3)) == [True, True, True]  # stops at a match
+    # Spark evaluates the second operand only where the first is not null (the divisor first), and
+    # its optimizer drops what a NULL or a FALSE constant decides.
+    assert _values("l + 10 div i", ROWS.slice(2, 2)) == [None, None]  # l is null where i is 0
+    assert _values("(10 div i) / CAST(NULL AS INT)") == [None] * 6
+    assert _values("(10 div i > 0) AND FALSE") == [False] * 6
     with pytest.raises(ExpressionEvaluationError, match="DIVIDE_BY_ZERO"):
         _values("10 div i")
     with pytest.raises(ExpressionEvaluationError, match="DIVIDE_BY_ZERO"):

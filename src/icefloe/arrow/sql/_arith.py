@@ -22,7 +22,7 @@ from icefloe.arrow.sql import _types as t
 from icefloe.arrow.sql._ast import Call
 from icefloe.arrow.sql._casts import fit_decimal, scalar_text
 from icefloe.arrow.sql._coerce import cast_to, decimal_operands, promote_strings
-from icefloe.arrow.sql._values import Compiled, Context, Value, run_guarded, zero_of
+from icefloe.arrow.sql._values import Compiled, Context, Value, operands, run_guarded, zero_of
 
 __all__ = ["add_days", "arithmetic", "negate"]
 
@@ -74,18 +74,24 @@ def arithmetic(ctx: Context, node: Call, left: Compiled, right: Compiled) -> Com
     common = t.wider_type(left.type, right.type)
     assert common is not None
     left, right = cast_to(ctx, node, left, common), cast_to(ctx, node, right, common)
-    return _binary(common, left, right, _numbers(ctx, node, op, common))
+    return _binary(op, common, left, right, _numbers(ctx, node, op, common))
 
 
 def _binary(
-    type_: pa.DataType, left: Compiled, right: Compiled, compute: Callable[[Value, Value], Value]
+    op: str, type_: pa.DataType, left: Compiled, right: Compiled, compute: Callable[[Value, Value], Value]
 ) -> Compiled:
-    run_left, run_right = left.run, right.run
-    return Compiled(
-        type_,
-        lambda rows: compute(run_left(rows), run_right(rows)),
-        foldable=left.foldable and right.foldable,
-    )
+    """``compute`` of the operands as Spark evaluates them: the left one first, and the right one
+    only where it is not null; for ``/ div %`` the divisor first (Spark's DivModLike)."""
+    run_left, run_right, left_type, right_type = left.run, right.run, left.type, right.type
+
+    def evaluate(rows: pa.Table) -> Value:
+        if op in ("/", "div", "%"):
+            y, x = operands(rows, run_right, run_left, left_type)
+        else:
+            x, y = operands(rows, run_left, run_right, right_type)
+        return compute(x, y)
+
+    return Compiled(type_, evaluate, foldable=left.foldable and right.foldable)
 
 
 def _zero_divisor(ctx: Context, node: Call, x: Value, y: Value, error: str) -> None:
@@ -179,7 +185,7 @@ def _decimal(ctx: Context, node: Call, left: Compiled, right: Compiled) -> Compi
         quotient = pc.trunc(_divide(ctx, node, wx, wy, 0))
         return _to_long(ctx, node, quotient)
 
-    return _binary(result, left, right, compute)
+    return _binary(op, result, left, right, compute)
 
 
 def _wide(value: Value, type_: pa.DataType) -> Value:
@@ -240,14 +246,16 @@ def _date_arithmetic(ctx: Context, node: Call, left: Compiled, right: Compiled) 
 
 
 def add_days(ctx: Context, node: Call, date: Compiled, days: Compiled, *, subtract: bool) -> Compiled:
-    """``date_add`` / ``date_sub``: a DATE and an INT number of days."""
+    """``date_add`` / ``date_sub``: a DATE and an INT number of days. A result past the DATE
+    range (an INT of days) fails, where Spark 4 wraps around to a date of another era."""
     run_date, run_days = date.run, cast_to(ctx, node, days, t.INT).run
     operation = pc.subtract_checked if subtract else pc.add_checked
 
     def compute(rows: pa.Table) -> Value:
-        base = pc.cast(run_date(rows), pa.int32())
+        start, count = operands(rows, run_date, run_days, t.INT)
+        base = pc.cast(start, pa.int32())
         shifted = run_guarded(
-            ctx, node, lambda: operation(base, run_days(rows)), "[DATETIME_OVERFLOW] the date is out of range"
+            ctx, node, lambda: operation(base, count), "[DATETIME_OVERFLOW] the date is out of range"
         )
         return pc.cast(shifted, t.DATE)
 

@@ -25,7 +25,7 @@ from icefloe.arrow.sql._logic import (
     negation,
     simple_case,
 )
-from icefloe.arrow.sql._values import Compiled, Context, Value, as_array
+from icefloe.arrow.sql._values import Compiled, Context, Value, as_array, constant
 from icefloe.errors import ExpressionEvaluationError
 
 __all__ = ["compile_node"]
@@ -33,17 +33,23 @@ __all__ = ["compile_node"]
 _EMPTY = pa.table({})
 _ARITHMETIC = {"+", "-", "*", "/", "div", "%"}
 _COMPARISONS = {"=", "<>", "<", "<=", ">", ">=", "<=>"}
+# Spark's NullIntolerant expressions (null when an argument is null): with a NULL constant among
+# their arguments, its optimizer makes them NULL without evaluating the others (NullPropagation).
+_NULL_INTOLERANT = (_ARITHMETIC | _COMPARISONS | {
+    "neg", "not", "upper", "lower", "length", "substring", "replace", "trim", "ltrim", "rtrim", "abs",
+    "floor", "ceil", "date_add", "date_sub", "datediff", "year", "month", "day", "implicit_date",
+}) - {"<=>"}  # fmt: skip
 
 
 def compile_node(ctx: Context, node: Node) -> Compiled:
     compiled = _compile(ctx, node)
-    if compiled.foldable and compiled.literal is None:
+    if compiled.foldable and compiled.value is None:
         try:
             value = compiled.run(_EMPTY)
         except ExpressionEvaluationError:
             return compiled  # fails only if a row reaches it, as in Spark
         if isinstance(value, pa.Scalar):
-            return Compiled(compiled.type, lambda rows: value, foldable=True)
+            return Compiled(compiled.type, lambda rows: value, compiled.literal, foldable=True, value=value)
     return compiled
 
 
@@ -52,7 +58,7 @@ def _compile(ctx: Context, node: Node) -> Compiled:
         return _column(ctx, node)
     if isinstance(node, Literal):
         scalar = pa.scalar(node.value, type=node.type) if node.type != t.NULL else pa.scalar(None)
-        return Compiled(node.type, lambda rows: scalar, literal=node, foldable=True)
+        return Compiled(node.type, lambda rows: scalar, literal=node, foldable=True, value=scalar)
     if isinstance(node, Cast):
         return _cast(ctx, node)
     if isinstance(node, Case):
@@ -62,7 +68,20 @@ def _compile(ctx: Context, node: Node) -> Compiled:
             return simple_case(ctx, node, compile_node(ctx, node.operand), whens, otherwise)
         return case(ctx, node, whens, otherwise, null_conditions=node.if_form)
     assert isinstance(node, Call)
-    return _call(ctx, node, [compile_node(ctx, a) for a in node.args])
+    args = [compile_node(ctx, a) for a in node.args]
+    compiled = _call(ctx, node, args)  # (types are checked even where the result is folded away)
+    return _simplified(node, args, compiled)
+
+
+def _simplified(node: Call, args: list[Compiled], compiled: Compiled) -> Compiled:
+    """What Spark's optimizer makes of a call with constant arguments, where that decides whether
+    the other arguments are evaluated: NULL for a null-intolerant call with a NULL argument
+    (NullPropagation), and ``x AND FALSE`` / ``x OR TRUE`` without ``x`` (BooleanSimplification)."""
+    if node.name in _NULL_INTOLERANT and any(a.is_null_constant for a in args):
+        return constant(None, compiled.type)
+    if node.name in ("and", "or") and any(a.is_boolean_constant(node.name == "or") for a in args):
+        return constant(node.name == "or", t.BOOLEAN)
+    return compiled
 
 
 def _call(ctx: Context, node: Call, args: list[Compiled]) -> Compiled:
@@ -96,6 +115,8 @@ def _cast(ctx: Context, node: Cast) -> Compiled:
         ctx.unsupported(node, f"{t.type_name(source)} values cannot be cast")
     if not t.can_ansi_cast(source, target):
         ctx.invalid(node, f"Spark cannot cast {t.type_name(source)} to {t.type_name(target)}")
+    if child.is_null_constant:
+        return constant(None, target)
     run, safe = child.run, node.safe
 
     def compute(rows: pa.Table) -> Value:

@@ -28,7 +28,16 @@ from icefloe.arrow.sql._casts import cast_value, fit_decimal
 from icefloe.arrow.sql._coerce import cast_to, expect
 from icefloe.arrow.sql._logic import coalesce, extremum, is_null, nullif, nvl2
 from icefloe.arrow.sql._text import decimal_from_text
-from icefloe.arrow.sql._values import Compiled, Context, Value, constant, elementwise, null_of, run_guarded
+from icefloe.arrow.sql._values import (
+    Compiled,
+    Context,
+    Value,
+    constant,
+    elementwise,
+    null_of,
+    operands,
+    run_guarded,
+)
 from icefloe.errors import ExpressionEvaluationError
 
 __all__ = ["FUNCTIONS"]
@@ -319,8 +328,8 @@ def _datediff(ctx: Context, node: Call, args: list[Compiled]) -> Compiled:
     run_end, run_start = end.run, start.run
 
     def compute(rows: pa.Table) -> Value:
-        days = pc.subtract(pc.cast(run_end(rows), pa.int32()), pc.cast(run_start(rows), pa.int32()))
-        return pc.cast(days, t.INT)
+        last, first = operands(rows, run_end, run_start, t.DATE)
+        return pc.cast(pc.subtract(pc.cast(last, pa.int32()), pc.cast(first, pa.int32())), t.INT)
 
     return Compiled(t.INT, compute, foldable=end.foldable and start.foldable)
 

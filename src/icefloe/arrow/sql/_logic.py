@@ -25,7 +25,7 @@ from icefloe.arrow.sql._coerce import (
     promote_strings,
     to_common,
 )
-from icefloe.arrow.sql._values import Compiled, Context, Value, as_array, constant, null_of, on_rows
+from icefloe.arrow.sql._values import Compiled, Context, Value, as_array, constant, null_of, on_rows, operands
 
 __all__ = [
     "between",
@@ -67,10 +67,14 @@ def comparison(ctx: Context, node: Call, left: Compiled, right: Compiled, op: st
         return constant(True if op == "<=>" else None, t.BOOLEAN)
     left, right = cast_to(ctx, node, left, common), cast_to(ctx, node, right, common)
     compare = _comparer(op, floating=common in (t.FLOAT, t.DOUBLE))
-    run_left, run_right = left.run, right.run
-    return Compiled(
-        t.BOOLEAN, lambda rows: compare(run_left(rows), run_right(rows)), foldable=_foldable(left, right)
-    )
+    run_left, run_right, right_type = left.run, right.run, right.type
+
+    def evaluate(rows: pa.Table) -> Value:
+        if op == "<=>":  # null-safe: both sides always
+            return compare(run_left(rows), run_right(rows))
+        return compare(*operands(rows, run_left, run_right, right_type))
+
+    return Compiled(t.BOOLEAN, evaluate, foldable=_foldable(left, right))
 
 
 def _comparer(op: str, *, floating: bool) -> Callable[[Value, Value], Value]:

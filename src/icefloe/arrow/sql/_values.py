@@ -30,6 +30,7 @@ __all__ = [
     "elementwise",
     "null_of",
     "on_rows",
+    "operands",
     "run_guarded",
     "zero_of",
 ]
@@ -48,6 +49,14 @@ class Compiled:
     run: Callable[[pa.Table], Value]
     literal: Literal | None = None
     foldable: bool = False  # a constant (a literal, or an expression of literals only)
+    value: pa.Scalar | None = None  # the constant's value, once folded
+
+    @property
+    def is_null_constant(self) -> bool:
+        return self.value is not None and not self.value.is_valid
+
+    def is_boolean_constant(self, expected: bool) -> bool:
+        return self.value is not None and self.value.is_valid and self.value.as_py() is expected
 
 
 @dataclass
@@ -104,7 +113,7 @@ def null_of(type_: pa.DataType) -> pa.Scalar:
 def constant(value: Any, type_: pa.DataType) -> Compiled:
     """A constant of a Spark type (a Python value)."""
     scalar = pa.scalar(value, type=type_) if type_ != t.NULL else pa.scalar(None)
-    return Compiled(type_, lambda rows: scalar, foldable=True)
+    return Compiled(type_, lambda rows: scalar, foldable=True, value=scalar)
 
 
 def on_rows(rows: pa.Table, mask: pa.Array, run: Callable[[pa.Table], Value], type_: pa.DataType) -> Value:
@@ -118,6 +127,20 @@ def on_rows(rows: pa.Table, mask: pa.Array, run: Callable[[pa.Table], Value], ty
     values = as_array(run(rows.filter(mask)), selected)
     positions = pc.subtract(pc.cumulative_sum(mask.cast(pa.int64())), 1)
     return pc.take(values, pc.if_else(mask, positions, pa.scalar(None, pa.int64())))
+
+
+def operands(
+    rows: pa.Table,
+    run_first: Callable[[pa.Table], Value],
+    run_second: Callable[[pa.Table], Value],
+    second_type: pa.DataType,
+) -> tuple[Value, Value]:
+    """The operands of a null-intolerant binary operator as Spark evaluates them: the second only
+    on the rows where the first is not null (``NULL + 1 div 0`` is null, not an error)."""
+    first = run_first(rows)
+    if isinstance(first, pa.Scalar):
+        return first, run_second(rows) if first.is_valid else null_of(second_type)
+    return first, on_rows(rows, pc.is_valid(first), run_second, second_type)
 
 
 def elementwise(function: Callable[..., pa.Array]) -> Callable[..., Value]:
