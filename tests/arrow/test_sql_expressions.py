@@ -78,6 +78,7 @@ def _type(text: str) -> str:
         ("datediff(d, d)", "INT"),
         ("greatest(i, l, 1.5)", "DECIMAL(21,1)"),
         ("nullif(i, l)", "INT"),
+        ("coalesce(big, CAST(price AS DECIMAL(38,18)))", "DECIMAL(38,10)"),  # Spark 4 keeps integral digits
     ],
 )
 def test_types_are_sparks(text: str, expected: str) -> None:
@@ -221,6 +222,8 @@ def test_case_sensitivity_is_the_calls() -> None:
         ("sum(i)", UnsupportedFeatureError),
         ("d + INTERVAL 1 DAY", UnsupportedFeatureError),
         ("substring(s, i)", UnsupportedFeatureError),
+        ("i = 7 IN (1)", UnsupportedFeatureError),  # Spark reads (i = 7) IN (1), sqlglot i = (7 IN (1))
+        ("'a' || 1 + 2", UnsupportedFeatureError),  # Spark reads ('a' || 1) + 2
     ],
 )
 def test_refused(text: str, error: type[Exception]) -> None:

@@ -134,6 +134,7 @@ CASES = [
         },
     },
     {"new_values": {"n": 7, "f": 1.25, "country": "NL"}, "where": "country = 'DE'"},
+    {"set": {"f": 2.5, "amount": "f", "price": None}},  # constants in set=; FLOAT widened to DOUBLE
     {"set": {"amount": "amount / 0"}},  # both fail: division by zero (ANSI)
     {"set": {"n": "n + 1"}},  # both fail: overflow
     {"set": {"amount": "'12'"}},  # both refuse: a STRING for a DOUBLE column

@@ -165,6 +165,7 @@ class _Reader:
 
     def read(self, node: Sqlglot) -> Node:
         kind = node.key
+        _check_precedence(node)
         if kind in _BINARY:
             return self._call(node, _BINARY[kind], node.this, node.expression)
         if kind in _FUNCTIONS:
@@ -320,6 +321,29 @@ class _Reader:
         if name in ("btrim", "trim"):
             return self._call(node, "trim", *node.expressions, option="both")
         return self._call(node, _ANONYMOUS[name], *node.expressions)
+
+
+_COMPARISON_KINDS = {"eq", "neq", "gt", "gte", "lt", "lte", "nullsafeeq", "nullsafeneq"}
+_PREDICATE_KINDS = {"between", "in", "is", "like", "ilike", "regexplike", "similarto"}
+
+
+def _check_precedence(node: Sqlglot) -> None:
+    """Refuse the forms sqlglot groups otherwise than Spark: a predicate (BETWEEN, IN, IS, LIKE)
+    applies in Spark to a whole comparison (``a = b IS NULL`` is ``(a = b) IS NULL``) and sqlglot
+    reads it as binding tighter; ``||`` is as tight as ``+`` in Spark (``'a' || 1 + 2`` is
+    ``('a' || 1) + 2``). Parentheses say which is meant."""
+    if node.key in _COMPARISON_KINDS:
+        for side in (node.this, node.expression):
+            inner = side.this if side is not None and side.key == "not" else side
+            if inner is not None and inner.key in _PREDICATE_KINDS:
+                raise UnsupportedFeatureError(
+                    f"{_sql(node)!r} is read differently by Spark (a predicate applies to the whole "
+                    "comparison before it: a = b IS NULL is (a = b) IS NULL); write the parentheses"
+                )
+    if node.key == "dpipe" and node.expression is not None and node.expression.key in ("add", "sub"):
+        raise UnsupportedFeatureError(
+            f"{_sql(node)!r} is read differently by Spark ('a' || 1 + 2 is ('a' || 1) + 2); write the parentheses"
+        )
 
 
 def _sql(node: Sqlglot) -> str:

@@ -160,16 +160,16 @@ def _wider_than(d: pa.DataType, t: pa.DataType) -> bool:
     return bool(d.precision - d.scale >= t.precision - t.scale and d.scale >= t.scale)
 
 
-def bounded(precision: int, scale: int) -> pa.DataType:
-    return decimal(min(precision, MAX_PRECISION), min(scale, MAX_PRECISION))
-
-
 def wider_decimal(a: pa.DataType, b: pa.DataType) -> pa.DataType:
-    """``DecimalPrecision.widerDecimalType`` of two decimals (or integral types)."""
+    """``DecimalPrecision.widerDecimalType`` of two decimals (or integral types). Past 38 digits
+    Spark 4 keeps the integral digits and drops fraction digits (``boundedPreferIntegralDigits``,
+    ``spark.sql.legacy.retainFractionDigitsFirst=false``)."""
     a, b = decimal_for(a), decimal_for(b)
     scale = max(a.scale, b.scale)
-    digits = max(a.precision - a.scale, b.precision - b.scale)
-    return bounded(digits + scale, scale)
+    precision = max(a.precision - a.scale, b.precision - b.scale) + scale
+    if precision <= MAX_PRECISION:
+        return decimal(precision, scale)
+    return decimal(MAX_PRECISION, max(0, scale - (precision - MAX_PRECISION)))
 
 
 def adjusted_decimal(precision: int, scale: int) -> pa.DataType:
