@@ -224,6 +224,7 @@ def test_case_sensitivity_is_the_calls() -> None:
         ("substring(s, i)", UnsupportedFeatureError),
         ("i = 7 IN (1)", UnsupportedFeatureError),  # Spark reads (i = 7) IN (1), sqlglot i = (7 IN (1))
         ("'a' || 1 + 2", UnsupportedFeatureError),  # Spark reads ('a' || 1) + 2
+        ("b = i < l", UnsupportedFeatureError),  # Spark reads (b = i) < l
     ],
 )
 def test_refused(text: str, error: type[Exception]) -> None:

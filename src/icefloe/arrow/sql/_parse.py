@@ -340,6 +340,11 @@ def _check_precedence(node: Sqlglot) -> None:
                     f"{_sql(node)!r} is read differently by Spark (a predicate applies to the whole "
                     "comparison before it: a = b IS NULL is (a = b) IS NULL); write the parentheses"
                 )
+        if node.expression is not None and node.expression.key in _COMPARISON_KINDS:
+            raise UnsupportedFeatureError(
+                f"{_sql(node)!r} is read differently by Spark (comparisons group from the left: a = b < c "
+                "is (a = b) < c); write the parentheses"
+            )
     if node.key == "dpipe" and node.expression is not None and node.expression.key in ("add", "sub"):
         raise UnsupportedFeatureError(
             f"{_sql(node)!r} is read differently by Spark ('a' || 1 + 2 is ('a' || 1) + 2); write the parentheses"
