@@ -34,8 +34,8 @@ def test_hand_picked_expressions_agree_with_spark(spark: Any, frame: Any) -> Non
     assert mismatches(spark, frame, CORPUS) == []
     unsupported = [e for e in CORPUS if icefloe_outcome(e).unsupported]
     # The corpus also holds what is refused on purpose (doubles as text, hexadecimal numbers,
-    # time zone names, intervals); everything else is computed.
-    assert len(unsupported) <= 25, unsupported
+    # time zone names, intervals, forms Spark groups otherwise than sqlglot); the rest is computed.
+    assert len(unsupported) <= 30, unsupported
 
 
 @settings(

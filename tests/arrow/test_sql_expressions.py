@@ -96,6 +96,12 @@ def test_arithmetic_and_nulls() -> None:
     assert _values("price / 3")[0] == Decimal("4.113333")  # rounded half up at scale 6
     assert _values("-price")[1] == Decimal("0.05")
     assert _values("NULL + 1") == [None] * 6
+    # zeros keep their sign (an IEEE double has two)
+    assert [str(v) for v in _values("-0.0D", ROWS.slice(0, 1)) + _values("-x", ROWS.slice(1, 1))] == [
+        "-0.0",
+        "0.0",
+    ]
+    assert str(_values("x * 1", ROWS.slice(1, 1))[0]) == "-0.0"
 
 
 def test_logic_is_three_valued() -> None:

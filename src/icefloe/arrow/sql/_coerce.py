@@ -12,6 +12,7 @@ from icefloe.arrow.sql import _types as t
 from icefloe.arrow.sql._ast import Node
 from icefloe.arrow.sql._casts import cast_value
 from icefloe.arrow.sql._values import Compiled, Context, Value, constant
+from icefloe.errors import ExpressionEvaluationError
 
 __all__ = ["cast_to", "common_type", "decimal_operands", "expect", "promote_strings", "to_common"]
 
@@ -20,9 +21,16 @@ def cast_to(ctx: Context, node: Node, compiled: Compiled, target: pa.DataType) -
     """``compiled`` cast to ``target`` (an implicit, ANSI cast)."""
     if compiled.type == target:
         return compiled
-    if compiled.type == t.NULL:
+    if compiled.type == t.NULL or compiled.is_null_constant:
         return constant(None, target)
     run, source = compiled.run, compiled.type
+    if compiled.value is not None:  # a constant stays one (folded now, unless that fails)
+        try:
+            value = cast_value(ctx, node, compiled.value, source, target, safe=False)
+        except ExpressionEvaluationError:
+            pass
+        else:
+            return Compiled(target, lambda rows: value, foldable=True, value=value)
 
     def cast(rows: pa.Table) -> Value:
         return cast_value(ctx, node, run(rows), source, target, safe=False)

@@ -219,6 +219,9 @@ def case(
     type_ = values[0].type if values else t.NULL
     if type_ == t.NULL:  # every branch is NULL
         return constant(None, t.NULL)
+    same = _same_constant([v.value for v in values] + ([] if otherwise is not None else [null_of(type_)]))
+    if same is not None:  # Spark's SimplifyConditionals: one value whatever the conditions say
+        return constant(same.as_py(), type_)
     branches = [(condition.run, value.run) for (condition, _), value in zip(whens, values, strict=False)]
     default = values[-1].run if otherwise is not None else None
 
@@ -235,6 +238,13 @@ def case(
         return result if n else pa.array([], type_)
 
     return Compiled(type_, compute)  # (never folded: it computes arrays of the rows)
+
+
+def _same_constant(values: list[pa.Scalar | None]) -> pa.Scalar | None:
+    first = values[0]
+    if first is None or any(v is None or not v.equals(first) for v in values[1:]):
+        return None
+    return first
 
 
 def simple_case(
@@ -274,6 +284,8 @@ def coalesce(ctx: Context, node: Call, children: Sequence[Compiled]) -> Compiled
 def nullif(ctx: Context, node: Call, left: Compiled, right: Compiled) -> Compiled:
     """``nullif(a, b)``: null where ``a = b``, else ``a`` (of ``a``'s type)."""
     equal = comparison(ctx, node, left, right, "=")
+    if left.is_null_constant:  # Spark's If(a = b, NULL, a), whose NULL = b folds away
+        return constant(None, left.type)
     run_left, run_equal, type_ = left.run, equal.run, left.type
     if type_ == t.NULL:
         return constant(None, t.NULL)
