@@ -18,6 +18,17 @@ TRUE/FALSE``, ``IS [NOT] DISTINCT FROM``, ``[NOT] IN``, ``[NOT] BETWEEN``, ``CAS
 else raises :class:`~icefloe.errors.UnsupportedFeatureError` naming the column and the construct;
 nothing is evaluated differently from Spark without an error.
 
+Evaluation follows Spark's order: the second operand of a null-intolerant operator is computed
+only where the first is not null (for ``/ div %`` the divisor first), CASE / IF / COALESCE /
+AND / OR / IN only where they are reached, and what Spark's optimizer folds away before running
+(a NULL argument of a null-intolerant call, ``x AND FALSE``, CASE branches that are all one
+constant) is not computed; so an error is raised where Spark raises one. Known differences: a
+``date_add`` past the DATE range fails (Spark 4 wraps around), the sign of a zero may differ
+where Spark's optimizer folds constant branches, and a few optimizer rewrites Spark applies
+(``(a + 1) + 2`` to ``a + 3``) are not, which can only make an overflow fail here that would not
+fail in Spark. Forms that sqlglot groups otherwise than Spark's parser (``a = b IS NULL``,
+``a = b < c``, ``'a' || 1 + 2``) are refused with a request for parentheses.
+
 Errors: :class:`~icefloe.errors.InvalidExpressionError` (does not parse, an unknown column,
 types Spark refuses, a value its column cannot take), :class:`~icefloe.errors.ExpressionEvaluationError`
 (a row fails as it would in Spark), each naming the column.
