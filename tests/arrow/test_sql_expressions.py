@@ -124,6 +124,7 @@ def test_nan_is_sparks() -> None:
 def test_strings() -> None:
     assert _values("upper(s)")[3] == "STRASSE"  # Java's full case mapping, not Arrow's ẞ
     assert _values("lower(t)")[2] == "οδος"  # final sigma
+    assert _values("lower(upper(s))")[3] == "straße"  # Spark drops the inner case mapping
     assert _values("trim(s)")[1] == "padded"
     assert _values("substring(s, -3, 2)")[0:2] == ["N", "ed"]  # from 3 before the end: NL has 2
     assert _values("substring(s, 0, 1)")[0] == "N"

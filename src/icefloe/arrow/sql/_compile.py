@@ -41,6 +41,9 @@ _NULL_INTOLERANT = (_ARITHMETIC | _COMPARISONS | {
 }) - {"<=>"}  # fmt: skip
 
 
+_CASE_MAPPINGS = {"upper", "lower"}
+
+
 def compile_node(ctx: Context, node: Node) -> Compiled:
     compiled = _compile(ctx, node)
     if compiled.foldable and compiled.value is None:
@@ -68,6 +71,11 @@ def _compile(ctx: Context, node: Node) -> Compiled:
             return simple_case(ctx, node, compile_node(ctx, node.operand), whens, otherwise)
         return case(ctx, node, whens, otherwise, null_conditions=node.if_form)
     assert isinstance(node, Call)
+    if node.name in _CASE_MAPPINGS and len(node.args) == 1:
+        inner = node.args[0]
+        while isinstance(inner, Call) and inner.name in _CASE_MAPPINGS and len(inner.args) == 1:
+            inner = inner.args[0]  # Spark's SimplifyCaseConversionExpressions: lower(upper(x)) is lower(x)
+        node = Call(node.sql, node.name, (inner,))
     args = [compile_node(ctx, a) for a in node.args]
     compiled = _call(ctx, node, args)  # (types are checked even where the result is folded away)
     return _simplified(node, args, compiled)
