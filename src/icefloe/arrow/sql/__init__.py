@@ -22,11 +22,12 @@ Evaluation follows Spark's order: the second operand of a null-intolerant operat
 only where the first is not null (for ``/ div %`` the divisor first), CASE / IF / COALESCE /
 AND / OR / IN only where they are reached, and what Spark's optimizer folds away before running
 (a NULL argument of a null-intolerant call, ``x AND FALSE``, CASE branches that are all one
-constant) is not computed; so an error is raised where Spark raises one. Known differences: a
-``date_add`` past the DATE range fails (Spark 4 wraps around), the sign of a zero may differ
-where Spark's optimizer folds constant branches, and a few optimizer rewrites Spark applies
-(``(a + 1) + 2`` to ``a + 3``) are not, which can only make an overflow fail here that would not
-fail in Spark. Forms that sqlglot groups otherwise than Spark's parser (``a = b IS NULL``,
+constant, ``lower(upper(x))``) is not computed; so an error is raised where Spark raises one.
+Known differences: a ``date_add`` past the DATE range fails (Spark 4 wraps around); the sign of a
+zero may differ where Spark's optimizer folds constant branches; and Spark's optimizer has more
+rewrites than these (``(a + 1) + 2`` becomes ``a + 3``), after which a part that would fail may
+not run at all: such an expression can fail here where Spark does not.
+Forms that sqlglot groups otherwise than Spark's parser (``a = b IS NULL``,
 ``a = b < c``, ``'a' || 1 + 2``) are refused with a request for parentheses.
 
 Errors: :class:`~icefloe.errors.InvalidExpressionError` (does not parse, an unknown column,
