@@ -21,9 +21,11 @@ from __future__ import annotations
 __all__ = [
     "CommitFailedException",
     "CommitStateUnknownException",
+    "ExpressionEvaluationError",
     "FileIOError",
     "IcefloeError",
     "InvalidDataFileError",
+    "InvalidExpressionError",
     "InvalidFilterError",
     "InvalidIdentifierError",
     "InvalidManifestError",
@@ -67,6 +69,17 @@ class InvalidSchemaError(ValidationError):
 
 class InvalidFilterError(ValidationError):
     """A row filter cannot be parsed or bound to the schema."""
+
+
+class InvalidExpressionError(ValidationError):
+    """A SQL expression of a table's rows (``table.update(set=...)``) is wrong for the table: it
+    does not parse, names a column the table does not have (a string literal without quotes),
+    combines types Spark refuses, or gives a value its column cannot take."""
+
+
+class ExpressionEvaluationError(ValidationError):
+    """Evaluating a SQL expression on the rows failed where Spark (ANSI mode) fails: a division by
+    zero, an overflow, a string that does not cast. The message names the column and the value."""
 
 
 class UnsupportedFeatureError(IcefloeError, NotImplementedError):

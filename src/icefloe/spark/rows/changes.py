@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -37,11 +39,13 @@ from icefloe.scan import FileScanTask, plan_files
 from icefloe.spark.jobs import removed_unless_committed
 from icefloe.spark.paths import reported_path
 from icefloe.spark.read.frames import FILE_COLUMN, POSITION_COLUMN, read_tasks
+from icefloe.spark.rows.assignments import check_assignments, literal_columns, unresolved
 from icefloe.spark.rows.conditions import Condition, table_condition
 from icefloe.spark.tables import resolve_table
 from icefloe.spark.wap import WapWrite, wap_write
 from icefloe.spark.write.distribution import distribution_for
 from icefloe.spark.write.frames import conform_to_table, write_data_frame
+from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
 from icefloe.table.rows.metadata_delete import delete_by_metadata, metadata_decides
 from icefloe.table.rows.row_changes import (
@@ -54,6 +58,7 @@ from icefloe.table.rows.row_changes import (
     commit_row_change,
     write_change_deletes,
 )
+from icefloe.table.rows.update_rows import updated_columns
 from icefloe.table.table import Table
 
 __all__ = ["apply_change", "delete", "update"]
@@ -303,32 +308,44 @@ def delete(
 def update(
     spark: SparkSession,
     table: Table | str,
-    set: Mapping[str, str | Column],
+    set: Mapping[str, str | Column] | None = None,
     where: Expression | str | Column | None = None,
     *,
+    new_values: Mapping[str, Any] | None = None,
     branch: str | None = None,
 ) -> Snapshot | None:
-    """Set columns of the rows matching ``where`` to Spark SQL expressions of the row
-    (``{"amount": "amount * 2"}``); returns the snapshot, committed also when no row matched
-    (an ``overwrite`` without files, as Java's UPDATE commits).
+    """Set columns of the rows matching ``where``; returns the snapshot, committed also when no
+    row matched (an ``overwrite`` without files, as Java's UPDATE commits). The arguments are
+    ``table.update``'s:
 
-    ``where`` and ``branch`` are what :func:`delete` takes."""
+    Args:
+        set: column -> its new value as a Spark SQL expression of the row (``{"amount":
+            "amount * 2", "country": "'ZZ'"}``: a string literal is quoted) or a Spark column.
+        new_values: column -> a literal value (a Python value or a ``pyarrow.Scalar``), cast to
+            the column's type (``{"country": "ZZ"}``). A column is in ``set`` or here, not both.
+        where, branch: what :func:`delete` takes.
+
+    Values are assigned as Spark's ``UPDATE`` assigns them (``spark.sql.storeAssignmentPolicy``,
+    ANSI by default: a STRING does not go into a DOUBLE column without a CAST).
+    """
     resolved = resolve_table(table)
     target = wap_write(spark, resolved, branch)
     schema = resolved.metadata.schema()
-    names = {f.name.lower(): f.name for f in schema.fields}
-    unknown = [c for c in set if c.lower() not in names]
-    if unknown:
-        raise ValidationError(f"update sets columns {unknown} that the table does not have")
-    assignments = {names[c.lower()]: (F.expr(e) if isinstance(e, str) else e) for c, e in set.items()}
+    case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    columns = updated_columns(schema, set, new_values, case_sensitive)
+    expressions = {n: v for n, v in columns.computed.items() if isinstance(v, (str, Column))}
+    for name, value in columns.computed.items():
+        if name not in expressions:  # a constant in set=, as table.update takes one
+            _refuse_arrow_values(name, value)
+            columns.literal[name] = value
+    assignments = {name: F.expr(v) if isinstance(v, str) else v for name, v in expressions.items()}
     condition = table_condition(spark, schema, where)
     row_filter = condition.pushed
     snapshot, tasks = _plan(resolved, row_filter, target.branch)
     changed = _live_rows(spark, resolved, tasks).filter(_matching(condition))
-    updated = changed.select(
-        *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
-        FILE_COLUMN,
-    )
+    assignments.update(literal_columns(schema, columns.literal))
+    updated = _select_assigned(changed, schema, assignments, expressions)
+    check_assignments(spark, schema, updated, expressions)
     return apply_change(
         spark,
         resolved,
@@ -342,3 +359,27 @@ def update(
         new_rows_file_column=FILE_COLUMN,
         target=target,
     )
+
+
+def _select_assigned(
+    changed: DataFrame, schema: Schema, assignments: Mapping[str, Column], expressions: Mapping[str, Any]
+) -> DataFrame:
+    """The changed rows with their new values (a classic session analyses them here)."""
+    try:
+        return changed.select(
+            *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
+            FILE_COLUMN,
+        )
+    except AnalysisException as exc:
+        error = unresolved(exc, expressions)
+        if error is None:
+            raise
+        raise error from exc
+
+
+def _refuse_arrow_values(name: str, value: Any) -> None:
+    if callable(value) or isinstance(value, pc.Expression):
+        raise ValidationError(
+            f"update: set= of '{name}' is a function or an Arrow expression, which Spark cannot "
+            "run; isp.update takes Spark SQL strings, Spark columns and constants"
+        )

@@ -47,25 +47,28 @@ class RowConveniences:
 
     def update(
         self: RowChangeTarget,
-        set: Mapping[str, SetValue],
+        set: Mapping[str, SetValue] | None = None,
         where: Expression | str | None = None,
         *,
+        new_values: Mapping[str, Any] | None = None,
         case_sensitive: bool = True,
         snapshot_properties: dict[str, str] | None = None,
         branch: str | None = None,
     ) -> Snapshot | None:
         """Set columns of the rows matching ``where`` (every row when None), per
-        ``write.update.mode``. ``set`` maps column names to literals (``{"country": "NL"}``),
-        ``pyarrow.compute`` expressions of the row (``{"amount": pc.field("amount") * 2}``) or
-        functions of the matched rows (a ``pyarrow.Table``) returning an array or a scalar.
-        Returns the snapshot, committed also when no row matched (an ``overwrite`` without
-        files, as Java's UPDATE commits). See ``table/rows/update_rows.py``."""
+        ``write.update.mode``. ``set`` maps column names to Spark SQL expressions of the row, as
+        ``isp.update`` takes them (``{"amount": "amount * 2", "country": "'ZZ'"}``; also
+        ``pyarrow.compute`` expressions, functions of the matched rows, or constants);
+        ``new_values`` maps column names to literal values (``{"country": "ZZ"}``). Returns the
+        snapshot, committed also when no row matched (an ``overwrite`` without files, as Java's
+        UPDATE commits). See ``table/rows/update_rows.py``."""
         from icefloe.table.rows.update_rows import update_rows  # lazy: pyarrow
 
         return update_rows(
             self,
             set,
             where,
+            new_values=new_values,
             case_sensitive=case_sensitive,
             snapshot_properties=snapshot_properties,
             branch=branch,
