@@ -47,8 +47,8 @@ def _no_ops(table: Table) -> list[tuple[str, Callable[[], Snapshot | None]]]:
         ("delete", lambda: table.delete("id > 1000")),  # outside every file's bounds
         ("delete", lambda: table.delete("day = '2023-06-01'")),  # a partition that does not exist
         ("overwrite", lambda: table.delete("id = 0 AND score = 1.0")),  # the rows must be read
-        ("overwrite", lambda: table.update({"name": "x"}, where="id > 1000")),
-        ("overwrite", lambda: table.update({"name": "x"}, where="id = 0 AND score = 1.0")),
+        ("overwrite", lambda: table.update({"name": "'x'"}, where="id > 1000")),
+        ("overwrite", lambda: table.update({"name": "'x'"}, where="id = 0 AND score = 1.0")),
         ("overwrite", lambda: table.upsert(empty, on=["id"]).snapshot),
     ]
 
