@@ -7,112 +7,23 @@ from __future__ import annotations
 import logging
 import pickle
 import time
-import uuid
+import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 import icefloe
 from icefloe._util.redaction import MASK, is_secret, redact
-from icefloe.catalog import Catalog
+from icefloe.io import load_file_io
 from icefloe.io.refreshing import RefreshingFileIO
-from icefloe.rest import app
-from icefloe.serde.rest_json import StorageCredential
-from icefloe.spec.table_metadata import TableMetadata
-from support.rest import serve_in_thread
-from support.s3_keys import KeyGate
-
-SERVER_KEY = "server-key"
-SECRET = "Sup3r-S3cret-Vended"  # distinctive: it must appear nowhere
-TTL_MS = 1000
-
-
-class MintingVendor:
-    """Mints a new short-lived key on every call, and tells the gate about it."""
-
-    def __init__(self, gate: KeyGate, bucket: str, ttl_ms: int | None):
-        self.gate, self.bucket, self.ttl_ms = gate, bucket, ttl_ms
-        self.calls = 0
-
-    def __call__(self, identifier: tuple[str, ...], metadata: TableMetadata) -> list[StorageCredential]:
-        self.calls += 1
-        key = f"vended-{identifier[-1]}-{self.calls}"
-        config = {"s3.access-key-id": key, "s3.secret-access-key": f"{SECRET}-{self.calls}"}
-        config["s3.session-token"] = f"session-{SECRET}-{self.calls}"
-        until = None
-        if self.ttl_ms is not None:
-            until = int(time.time() * 1000) + self.ttl_ms
-            config["s3.session-token-expires-at-ms"] = str(until)
-        self.gate.allow(key, until)
-        return [StorageCredential(f"s3://{self.bucket}/", config)]
-
-
-@dataclass
-class Served:
-    url: str
-    gate: KeyGate
-    gate_url: str
-    vendors: dict[str, MintingVendor]
-    bucket: str
-    opened: list[Catalog] = field(default_factory=list)
-
-    def client(self, **extra: str) -> Catalog:
-        # Where S3 is, but no keys: only vended credentials open the bucket.
-        s3 = {"s3.endpoint": self.gate_url, "s3.region": "us-east-1", "s3.path-style-access": "true"}
-        catalog = icefloe.load_catalog("vended", type="rest", uri=self.url, **s3, **extra)
-        self.opened.append(catalog)
-        return catalog
+from support.vended import SECRET, TTL_MS, Served, vended_rest_server
 
 
 @pytest.fixture(scope="module")
 def served(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    import botocore.session
-
-    bucket = f"vended-{uuid.uuid4().hex[:10]}"
-    s3 = botocore.session.get_session().create_client(
-        "s3",
-        endpoint_url=moto_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="k",
-        aws_secret_access_key="s",
-    )
-    s3.create_bucket(Bucket=bucket)
-    s3.close()
-    gate = KeyGate(moto_endpoint)
-    gate.allow(SERVER_KEY)
-    with serve_in_thread(gate) as gate_url:
-        server_s3 = {
-            "s3.endpoint": gate_url,
-            "s3.region": "us-east-1",
-            "s3.path-style-access": "true",
-            "s3.access-key-id": SERVER_KEY,
-            "s3.secret-access-key": "server-secret",
-        }
-        root: Path = tmp_path_factory.mktemp("vended")
-        catalog = icefloe.load_catalog(
-            "served",
-            type="sql",
-            uri=f"sqlite:///{root}/catalog.db",
-            warehouse=f"s3://{bucket}/wh",
-            **server_s3,
-        )
-        vendors = {
-            "static": MintingVendor(gate, bucket, None),
-            "expiring": MintingVendor(gate, bucket, TTL_MS),
-        }
-
-        def vend(identifier: tuple[str, ...], metadata: TableMetadata) -> list[StorageCredential]:
-            return vendors[identifier[0]](identifier, metadata)
-
-        with serve_in_thread(app(catalog, storage_credentials=vend)) as url:
-            done = Served(url, gate, gate_url, vendors, bucket)
-            yield done
-            for client in done.opened:
-                client.close()
-        catalog.close()
+    with vended_rest_server(moto_endpoint, tmp_path_factory.mktemp("vended")) as done:
+        yield done
 
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string())])
@@ -219,3 +130,34 @@ def test_expiring_credentials_are_renewed_before_they_expire(served: Served) -> 
     copy = pickle.loads(pickle.dumps(io))
     assert copy.properties["s3.access-key-id"] == io.properties["s3.access-key-id"]
     assert SECRET not in repr(copy)
+
+
+def _whole_error(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc))
+
+
+def test_errors_from_bad_endpoints_show_no_secret(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(Exception) as rest_failure:
+        icefloe.load_catalog(
+            "bad",
+            type="rest",
+            uri="http://127.0.0.1:9",
+            credential=f"client:{SECRET}",
+            **{"rest.client.max-retries": "0"},
+        )
+    io = load_file_io(
+        {
+            "s3.endpoint": "http://127.0.0.1:9",
+            "s3.access-key-id": "k",
+            "s3.secret-access-key": SECRET,
+            "s3.session-token": SECRET + "-session",
+            "s3.region": "us-east-1",
+        },
+        "s3://bucket/x",
+    )
+    with pytest.raises(Exception) as s3_failure:
+        io.read_bytes("s3://bucket/x/file")
+    for failure in (rest_failure, s3_failure):
+        assert SECRET not in _whole_error(failure.value)
+    assert SECRET not in caplog.text
