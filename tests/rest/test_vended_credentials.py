@@ -4,20 +4,27 @@ credentials that expire, and shows no secret in reprs, errors or logs."""
 
 from __future__ import annotations
 
+import json
 import logging
 import pickle
 import time
 import traceback
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pyarrow as pa
 import pytest
+from typer.testing import CliRunner
 
 import icefloe
 from icefloe._util.redaction import MASK, is_secret, redact
+from icefloe.cli.app import app as cli_app
 from icefloe.io import load_file_io
 from icefloe.io.refreshing import RefreshingFileIO
-from support.vended import SECRET, TTL_MS, Served, vended_rest_server
+from icefloe.rest.serve import _build
+from support.rest import serve_in_thread
+from support.vended import PAST_RENEWAL_S, SECRET, Served, vended_rest_server
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +128,7 @@ def test_expiring_credentials_are_renewed_before_they_expire(served: Served) -> 
     first = io.properties["s3.access-key-id"]
     task_copy = pickle.loads(pickle.dumps(io))  # as a Spark task gets it
     calls = vendor.calls
-    time.sleep(TTL_MS / 1000 + 0.05)  # the first key has expired: the gate refuses it now
+    time.sleep(PAST_RENEWAL_S)  # the first key is due for renewal
     table.append(rows(5))  # the same Table object, its FileIO renews
     assert vendor.calls > calls
     assert io.properties["s3.access-key-id"] != first
@@ -164,3 +171,51 @@ def test_errors_from_bad_endpoints_show_no_secret(caplog: pytest.LogCaptureFixtu
     for failure in (rest_failure, s3_failure):
         assert SECRET not in _whole_error(failure.value)
     assert SECRET not in caplog.text
+
+
+def test_serve_vends_from_a_credentials_file_and_only_when_asked(tmp_path: Path) -> None:
+    warehouse = tmp_path / "wh"
+    served_catalog = icefloe.load_catalog("filed", type="sql", warehouse=str(warehouse))
+    served_catalog.create_namespace("db")
+    served_catalog.create_table("db.t", SCHEMA)
+    credentials = {str(warehouse): {"s3.access-key-id": "filed-key", "s3.secret-access-key": SECRET}}
+    (tmp_path / "credentials.json").write_text(json.dumps(credentials))
+    application = _build(
+        {
+            "catalog": "filed",
+            "catalog_properties": dict(served_catalog.properties),
+            "storage_credentials": str(tmp_path / "credentials.json"),
+            "state_dir": str(tmp_path / "state"),
+        }
+    )
+    with serve_in_thread(application) as url:
+        base = f"{url}/v1/namespaces/db/tables/t"
+        vended = {"X-Iceberg-Access-Delegation": "vended-credentials"}
+        asked = httpx.get(base, headers=vended).json()
+        assert asked["storage-credentials"] == [
+            {"prefix": str(warehouse), "config": credentials[str(warehouse)]}
+        ]
+        assert "storage-credentials" not in httpx.get(base).json()
+        endpoint = httpx.get(base + "/credentials").json()
+        assert endpoint["storage-credentials"] == asked["storage-credentials"]
+        # A create with an idempotency key answers the credentials; the store keeps none.
+        body = {"name": "u", "schema": {"type": "struct", "schema-id": 0, "fields": []}}
+        headers = {**vended, "Idempotency-Key": "0190a8f4-0000-7000-8000-000000000001"}
+        created = httpx.post(f"{url}/v1/namespaces/db/tables", json=body, headers=headers)
+        assert created.status_code == 200 and created.json()["storage-credentials"]
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "state").iterdir() if p.is_file())
+    assert SECRET.encode() not in stored
+    served_catalog.close()
+
+
+def test_listings_mask_secret_table_properties(tmp_path: Path) -> None:
+    catalog = icefloe.load_catalog("masked", type="sql", warehouse=str(tmp_path / "wh"))
+    catalog.create_namespace("db")
+    catalog.create_table("db.t", SCHEMA, properties={"x.token": SECRET, "owner": "me"})
+    args = ["-c", "masked", "-p", "type=sql", "-p", f"warehouse={tmp_path / 'wh'}"]
+    described = CliRunner().invoke(cli_app, [*args, "-o", "json", "describe", "db.t"])
+    listed = CliRunner().invoke(cli_app, [*args, "properties", "get", "db.t"])
+    for result in (described, listed):
+        assert result.exit_code == 0, result.output
+        assert SECRET not in result.output and MASK in result.output and "me" in result.output
+    catalog.close()

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from icefloe import spark as isp
-from support.vended import SECRET, TTL_MS, Served, vended_rest_server
+from support.vended import PAST_RENEWAL_S, SECRET, Served, vended_rest_server
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_expired_vended_credentials_are_renewed_in_the_tasks(spark: Any, served:
     catalog.create_namespace_if_not_exists("expiring")
     table = catalog.create_table("expiring.spark_t", SCHEMA)
     vendor = served.vendors["expiring"]
-    time.sleep(TTL_MS / 1000 + 0.05)  # the table's FileIO now holds an expired key
+    time.sleep(PAST_RENEWAL_S)  # the table's FileIO now holds a key due for renewal
     calls = vendor.calls
     isp.write(_frame(spark, 0, 100).repartition(2), table)
     assert vendor.calls > calls  # renewed (by the driver or the tasks), nothing refused

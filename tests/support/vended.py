@@ -3,7 +3,9 @@
 
 ``vended_rest_server(moto_endpoint, root)`` yields a ``Served``: ``client()`` makes a REST
 catalog client that has no S3 keys of its own. Tables in namespace ``static`` get keys that
-never expire, in ``expiring`` keys that live ``TTL_MS``; ``vendors[ns].calls`` counts mints.
+never expire, in ``expiring`` keys that live ``TTL_MS`` (clients renew them after half of
+that; the gate refuses them ``GRACE_MS`` after expiry, room for a write in flight on a busy
+machine); ``vendors[ns].calls`` counts mints.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ from support.s3_keys import KeyGate
 
 SERVER_KEY = "server-key"
 SECRET = "Sup3r-S3cret-Vended"  # distinctive: it must appear nowhere
-TTL_MS = 1000
+TTL_MS = 1600
+GRACE_MS = 1500
+#: Long enough for a client to renew (half the life of a key), not for the key to expire.
+PAST_RENEWAL_S = TTL_MS / 2000 + 0.05
 
 
 class MintingVendor:
@@ -44,7 +49,7 @@ class MintingVendor:
         if self.ttl_ms is not None:
             until = int(time.time() * 1000) + self.ttl_ms
             config["s3.session-token-expires-at-ms"] = str(until)
-        self.gate.allow(key, until)
+        self.gate.allow(key, None if until is None else until + GRACE_MS)
         return [StorageCredential(f"s3://{self.bucket}/", config)]
 
 

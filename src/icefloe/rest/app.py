@@ -32,7 +32,7 @@ from icefloe.errors import InvalidIdentifierError, InvalidMetadataError, Validat
 from icefloe.io import ConfinedFileIO, is_within, strip_trailing_slash
 from icefloe.rest import namespaces, planning, tables, views
 from icefloe.rest.auth import Authenticator, OAuthError, parse_principals
-from icefloe.rest.credentials import CredentialsConfig
+from icefloe.rest.credentials import CredentialsConfig, without_credentials
 from icefloe.rest.errors import HttpProblem, error_response
 from icefloe.rest.idempotency import (
     LIFETIME_ISO,
@@ -207,7 +207,7 @@ class RestServer:
             reply = route.handler(call)
         except Exception as exc:
             reply = self.failure(exc, call)
-        self.idempotency.finish(key, reply.status, reply.body)
+        self.idempotency.finish(key, reply.status, without_credentials(reply.body))
         return reply
 
     @staticmethod

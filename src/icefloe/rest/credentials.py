@@ -14,12 +14,20 @@ which can mint short-lived ones.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 
 from icefloe.serde.rest_json import StorageCredential
 from icefloe.spec.table_metadata import TableMetadata
 
-__all__ = ["ACCESS_DELEGATION", "CredentialVendor", "StaticCredentials", "vendor_of", "wants_vended"]
+__all__ = [
+    "ACCESS_DELEGATION",
+    "CredentialVendor",
+    "StaticCredentials",
+    "vendor_of",
+    "wants_vended",
+    "without_credentials",
+]
 
 #: The request header by which a client asks for credentials (the REST spec's).
 ACCESS_DELEGATION = "x-iceberg-access-delegation"
@@ -56,3 +64,18 @@ def wants_vended(headers: Mapping[str, str]) -> bool:
     """Whether the request asked for vended credentials (a comma-separated header value)."""
     asked = headers.get(ACCESS_DELEGATION, "")
     return VENDED in (part.strip().lower() for part in asked.split(","))
+
+
+def without_credentials(body: bytes) -> bytes:
+    """A reply body as the idempotency store may keep it: without vended credentials (the
+    store may be a file on disk; a replayed create answers without them, and the client's
+    next load gets fresh ones)."""
+    if b'"storage-credentials"' not in body:
+        return body
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return body
+    if isinstance(document, dict):
+        document.pop("storage-credentials", None)
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
