@@ -21,7 +21,7 @@ import icefloe
 from icefloe._util.redaction import MASK, is_secret, redact
 from icefloe.cli.app import app as cli_app
 from icefloe.io import load_file_io
-from icefloe.io.refreshing import RefreshingFileIO
+from icefloe.io.refreshing import RefreshingFileIO, expires_at_ms
 from icefloe.rest.serve import _build
 from support.rest import serve_in_thread
 from support.vended import PAST_RENEWAL_S, SECRET, Served, vended_rest_server
@@ -67,6 +67,7 @@ def test_secret_keys_are_known_by_java_and_pyiceberg_names() -> None:
         "client.refresh-credentials-enabled",
         "s3.endpoint",
         "gcs.oauth2.token-expires-at",
+        "adls.sas-token-expires-at-ms.acct",
         "adls.auth.shared-key.account.name",
         "uri",
         "warehouse",
@@ -74,6 +75,8 @@ def test_secret_keys_are_known_by_java_and_pyiceberg_names() -> None:
     assert [k for k in secret if not is_secret(k)] == []
     assert [k for k in shown if is_secret(k)] == []
     assert redact({"token": "t0ken", "uri": "http://x"}) == {"token": MASK, "uri": "http://x"}
+    expiries = {"s3.session-token-expires-at-ms": "20", "adls.sas-token-expires-at-ms.acct": "10", "x": "5"}
+    assert expires_at_ms(expiries) == 10
 
 
 def test_a_client_without_keys_writes_and_reads_through_vended_ones(

@@ -8,11 +8,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
+import icefloe
 from icefloe import spark as isp
 from support.vended import PAST_RENEWAL_S, SECRET, Served, vended_rest_server
 
@@ -75,3 +77,23 @@ def test_expired_vended_credentials_are_renewed_in_the_tasks(spark: Any, served:
     isp.register(spark, catalogs={"vended": catalog})
     read = spark.read.format("icefloe").option("catalog", "vended").load("expiring.spark_t")
     assert read.count() == 100
+
+
+def test_isp_read_plans_show_no_catalog_secret(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A local table whose catalog holds secrets (unused for local files): the plan of
+    # isp.read names files and columns, never a property.
+    secrets = {"s3.secret-access-key": SECRET, "s3.session-token": SECRET + "-session", "token": SECRET}
+    catalog = icefloe.load_catalog("local_secrets", type="sql", warehouse=str(tmp_path / "wh"), **secrets)
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.t", SCHEMA)
+    table.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", "b", "c"]}))
+    frame = isp.read(spark, table)
+    frame.explain(mode="extended")
+    plans = capsys.readouterr().out
+    assert "Relation" in plans or "Scan" in plans
+    assert SECRET not in plans
+    if hasattr(frame, "_jdf"):  # classic: the query execution's own text too
+        assert SECRET not in frame._jdf.queryExecution().toString()
+    catalog.close()

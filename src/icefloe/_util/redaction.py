@@ -47,7 +47,7 @@ _WORDS = re.compile(r"[.\-_]")
 def is_secret(key: str) -> bool:
     """Whether the property ``key`` holds a secret (see the module documentation)."""
     words = [w for w in _WORDS.split(key.lower()) if w]
-    if not words or words[-1] in _NOT_A_VALUE:
+    if not words or words[-1] in _NOT_A_VALUE or "expires" in words:  # adls.sas-token-expires-at-ms.<account>
         return False
     return words[-1] == "key" or any(w in SECRET_WORDS for w in words)
 

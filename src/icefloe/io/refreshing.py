@@ -43,11 +43,12 @@ _TIMEOUT_S = 30.0
 
 
 def expires_at_ms(properties: Mapping[str, str]) -> int | None:
-    """The earliest expiry among the properties' ``*expires-at-ms`` (and GCS's
-    ``gcs.oauth2.token-expires-at``, also milliseconds), or None."""
+    """The earliest expiry among the properties' ``*expires-at-ms`` (ADLS's
+    ``adls.sas-token-expires-at-ms.<account>`` too) and GCS's ``gcs.oauth2.token-expires-at``
+    (also milliseconds), or None."""
     times = []
     for key, value in properties.items():
-        if key.endswith(("expires-at-ms", "expires-at")) and value.strip().isdigit():
+        if ("expires-at-ms" in key or key.endswith("expires-at")) and value.strip().isdigit():
             times.append(int(value))
     return min(times) if times else None
 
