@@ -222,3 +222,22 @@ def test_listings_mask_secret_table_properties(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         assert SECRET not in result.output and MASK in result.output and "me" in result.output
     catalog.close()
+
+
+def test_a_task_renews_credentials_after_the_catalog_token_expired(
+    moto_endpoint: str, tmp_path: Path
+) -> None:
+    # Tokens live a second: a copy of the FileIO (a task's) that renews the credentials later
+    # gets a new token from the catalog's client credential first.
+    principals = {"job": {"secret": "job-" + SECRET}}
+    with vended_rest_server(moto_endpoint, tmp_path, auth=principals, token_ttl_seconds=1) as secured:
+        catalog = secured.client(credential=f"job:job-{SECRET}")
+        catalog.create_namespace("expiring")
+        table = catalog.create_table("expiring.t", SCHEMA)
+        table.append(rows(3))
+        task_copy = pickle.loads(pickle.dumps(table.io()))
+        first_token = task_copy.properties["token"]
+        time.sleep(1.05)  # the token has expired and the storage credentials are due
+        assert len(list(task_copy.list_prefix(table.location()))) >= 3
+        assert task_copy.properties["token"] != first_token
+        assert secured.vendors["expiring"].calls >= 2

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import icefloe
 from icefloe.catalog import Catalog
@@ -71,7 +72,9 @@ class Served:
 
 
 @contextlib.contextmanager
-def vended_rest_server(moto_endpoint: str, root: Path) -> Iterator[Served]:
+def vended_rest_server(
+    moto_endpoint: str, root: Path, *, auth: dict[str, Any] | None = None, token_ttl_seconds: int = 3600
+) -> Iterator[Served]:
     import botocore.session
 
     bucket = f"vended-{uuid.uuid4().hex[:10]}"
@@ -109,7 +112,9 @@ def vended_rest_server(moto_endpoint: str, root: Path) -> Iterator[Served]:
         def vend(identifier: tuple[str, ...], metadata: TableMetadata) -> list[StorageCredential]:
             return vendors[identifier[0]](identifier, metadata)
 
-        with serve_in_thread(app(catalog, storage_credentials=vend)) as url:
+        with serve_in_thread(
+            app(catalog, auth, token_ttl_seconds=token_ttl_seconds, storage_credentials=vend)
+        ) as url:
             done = Served(url, gate, gate_url, vendors, bucket)
             yield done
             for client in done.opened:

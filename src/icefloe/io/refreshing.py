@@ -5,7 +5,8 @@ A REST catalog's ``loadTable`` may hand out short-lived storage credentials (an 
 they live must renew them, on the driver and in every task, without the catalog client
 (tasks run in other processes). So the FileIO itself carries what renewing needs, under
 Java's names: ``client.refresh-credentials-endpoint`` (the table's credentials endpoint, a
-full URL) and ``client.refresh-credentials-enabled``, with the catalog's bearer ``token``.
+full URL) and ``client.refresh-credentials-enabled``, with the catalog's bearer ``token``
+(renewed from the catalog's OAuth2 ``credential``, when it has one, if the server refuses it).
 Before the earliest ``*expires-at-ms`` is near (the later of five minutes before, or half the
 credential's remaining life when it was received), the next call fetches the table's
 credentials, keeps the one with the longest prefix of the table location, and builds a new
@@ -19,6 +20,7 @@ import logging
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -38,6 +40,8 @@ log = logging.getLogger(__name__)
 REFRESH_ENDPOINT = "client.refresh-credentials-endpoint"
 REFRESH_ENABLED = "client.refresh-credentials-enabled"
 TOKEN = "token"
+CREDENTIAL = "credential"
+OAUTH2_SERVER_URI = "oauth2-server-uri"
 _MAX_MARGIN_MS = 5 * 60 * 1000
 _TIMEOUT_S = 30.0
 
@@ -118,17 +122,51 @@ class RefreshingFileIO(FileIO):
         self._delegate = None  # streams already open keep the old one
         log.debug("renewed the vended storage credentials from %s", endpoint)
 
-    def _fetch(self, endpoint: str) -> dict[str, str]:
+    def _get(self, endpoint: str) -> Any:
         request = urllib.request.Request(endpoint, headers={"Accept": "application/json"})
         token = self.properties.get(TOKEN)
         if token:
             request.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as answer:
+            return json.loads(answer.read())
+
+    def _new_token(self) -> bool:
+        """A new bearer token from the catalog's OAuth2 client ``credential`` (``id:secret``),
+        when the properties have one: a job may outlive the token it started with."""
+        credential = self.properties.get(CREDENTIAL)
+        if not credential:
+            return False
+        client_id, colon, secret = credential.partition(":")
+        if not colon:  # a secret alone, as the catalog client takes it
+            client_id, secret = "", credential
+        server = self.properties.get(OAUTH2_SERVER_URI) or (
+            self.properties.get("uri", "").rstrip("/") + "/v1/oauth/tokens"
+        )
+        form = {"grant_type": "client_credentials", "client_secret": secret}
+        form["scope"] = self.properties.get("scope", "catalog")
+        if client_id:
+            form["client_id"] = client_id
+        request = urllib.request.Request(
+            server, data=urllib.parse.urlencode(form).encode(), headers={"Accept": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as answer:
+            token = json.loads(answer.read()).get("access_token")
+        if not isinstance(token, str) or not token:
+            return False
+        self.properties = {**self.properties, TOKEN: token}
+        return True
+
+    def _fetch(self, endpoint: str) -> dict[str, str]:
         try:
-            with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as answer:
-                body = json.loads(answer.read())
+            try:
+                body = self._get(endpoint)
+            except urllib.error.HTTPError as exc:
+                if exc.code not in (401, 419) or not self._new_token():
+                    raise
+                body = self._get(endpoint)
         except urllib.error.HTTPError as exc:
             raise FileIOError(
-                f"could not renew the vended storage credentials: {endpoint} answered HTTP {exc.code}"
+                f"could not renew the vended storage credentials: {exc.url} answered HTTP {exc.code}"
             ) from None
         except (OSError, ValueError) as exc:
             message = redact_text(str(exc), secret_values(self.properties))
