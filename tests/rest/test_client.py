@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import icefloe
-from icefloe.backends.rest.catalog import _io_properties
+from icefloe.backends.rest._credentials import _io_properties
 from icefloe.errors import (
     CommitFailedException,
     CommitStateUnknownException,

@@ -21,6 +21,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from icefloe._util.redaction import redact
 from icefloe.backends._multi import PointerSwap
 from icefloe.backends.base import WAREHOUSE, CatalogBackend, LoadedTable, PropertiesUpdateSummary
 from icefloe.backends.identifiers import (
@@ -124,7 +125,7 @@ class InMemoryCatalogBackend(CatalogBackend):
         levels = parse_namespace(namespace)
         props = dict(properties or {})
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in props.items()):
-            raise ValidationError(f"namespace properties must map strings to strings: {props!r}")
+            raise ValidationError(f"namespace properties must map strings to strings: {redact(props)!r}")
         with self._lock:
             if self._exists(levels):
                 raise NamespaceAlreadyExistsError(f"namespace {identifier_to_string(levels)} already exists")

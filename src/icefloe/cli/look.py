@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from icefloe._util.redaction import redact
 from icefloe.cli.session import EXIT_NOT_FOUND, CliError, Session, command, session_of
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def register(app: typer.Typer, properties: typer.Typer) -> None:
                 "data files": summary.get("total-data-files"),
                 "delete files": summary.get("total-delete-files"),
                 "size (bytes)": summary.get("total-files-size"),
-                "properties": dict(t.properties()),
+                "properties": redact(t.properties()),
             },
             title=t.name(),
         )
@@ -207,7 +208,7 @@ def register(app: typer.Typer, properties: typer.Typer) -> None:
     ) -> None:
         """Show the table's properties, or one of them."""
         session = session_of(ctx)
-        values = session.table(table).properties()
+        values = redact(session.table(table).properties())  # secrets never reach a terminal or log
         if key is None:
             session.output.record(dict(sorted(values.items())))
         elif key in values:

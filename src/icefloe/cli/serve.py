@@ -48,6 +48,15 @@ def register(app: typer.Typer) -> None:
                 "alone). Name the warehouse too to keep creating tables there.",
             ),
         ] = None,
+        storage_credentials: Annotated[
+            str | None,
+            typer.Option(
+                "--storage-credentials",
+                metavar="FILE",
+                help='JSON {"s3://bucket/prefix": {FileIO properties}}: the credentials the server '
+                "vends to clients for tables under each prefix.",
+            ),
+        ] = None,
     ) -> None:
         """Serve the catalog over the Iceberg REST protocol until interrupted."""
         from icefloe.rest.serve import serve  # lazy: the server (Starlette, uvicorn)
@@ -64,4 +73,5 @@ def register(app: typer.Typer) -> None:
             prefix=prefix,
             state_dir=state_dir,
             allowed_locations=allowed_location,
+            storage_credentials=storage_credentials,
         )

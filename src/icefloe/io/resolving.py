@@ -18,6 +18,7 @@ from icefloe.io.arrowfs import ArrowFileIO
 from icefloe.io.fileio import FileInfo, FileIO, InputFile, OutputFile, split_scheme
 from icefloe.io.fsspecfs import FsspecFileIO
 from icefloe.io.local import LocalFileIO
+from icefloe.io.refreshing import RefreshingFileIO, refreshes
 from icefloe.io.s3 import S3_SCHEMES
 
 if TYPE_CHECKING:
@@ -132,6 +133,10 @@ def load_file_io(properties: Mapping[str, str] | None = None, location: str | No
        FileIO. Anything else is ignored: catalogs set it for their Java clients.
     3. ``ResolvingFileIO``, which serves every scheme it has an implementation for.
 
+    Vended credentials that expire, with ``client.refresh-credentials-enabled`` and
+    ``client.refresh-credentials-endpoint`` (a REST catalog sets them), put that choice inside
+    a ``RefreshingFileIO``, which renews them before they expire.
+
     Args:
         properties: catalog and table properties.
         location: a location the FileIO will be used for (a warehouse or table location);
@@ -143,6 +148,12 @@ def load_file_io(properties: Mapping[str, str] | None = None, location: str | No
         UnsupportedFeatureError: no implementation serves ``location``'s scheme.
     """
     props = dict(properties or {})
+    if refreshes(props):
+        return RefreshingFileIO(props, location, _chosen_file_io)
+    return _chosen_file_io(props, location)
+
+
+def _chosen_file_io(props: Mapping[str, str], location: str | None) -> FileIO:
     cls: type[FileIO] = ResolvingFileIO
     if props.get(PY_IO_IMPL):
         cls = _import_file_io(props[PY_IO_IMPL], PY_IO_IMPL)

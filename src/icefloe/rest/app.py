@@ -32,6 +32,7 @@ from icefloe.errors import InvalidIdentifierError, InvalidMetadataError, Validat
 from icefloe.io import ConfinedFileIO, is_within, strip_trailing_slash
 from icefloe.rest import namespaces, planning, tables, views
 from icefloe.rest.auth import Authenticator, OAuthError, parse_principals
+from icefloe.rest.credentials import CredentialsConfig, without_credentials
 from icefloe.rest.errors import HttpProblem, error_response
 from icefloe.rest.idempotency import (
     LIFETIME_ISO,
@@ -82,12 +83,16 @@ class RestServer:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         state_dir: str | Path | None = None,
         allowed_locations: Sequence[str] | None = None,
+        storage_credentials: CredentialsConfig | None = None,
     ):
         folder = Path(state_dir) if state_dir is not None else None
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.service = CatalogService(
-            catalog, prefix=prefix, allowed_locations=_allowed(catalog, allowed_locations)
+            catalog,
+            prefix=prefix,
+            allowed_locations=_allowed(catalog, allowed_locations),
+            storage_credentials=storage_credentials,
         )
         backend = catalog.backend
         # Whatever a request says, the server writes and deletes only inside the allowed
@@ -202,7 +207,7 @@ class RestServer:
             reply = route.handler(call)
         except Exception as exc:
             reply = self.failure(exc, call)
-        self.idempotency.finish(key, reply.status, reply.body)
+        self.idempotency.finish(key, reply.status, without_credentials(reply.body))
         return reply
 
     @staticmethod
@@ -298,6 +303,7 @@ def app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     state_dir: str | Path | None = None,
     allowed_locations: Sequence[str] | None = None,
+    storage_credentials: CredentialsConfig | None = None,
 ) -> Starlette:
     """An Iceberg REST catalog server over ``catalog``, as an ASGI application.
 
@@ -317,6 +323,9 @@ def app(
             warehouse alone. A request for a location outside all of them gets a 400, and the
             backend's FileIO refuses any write or delete outside them. Give the warehouse too
             when new tables should still go there by default.
+        storage_credentials: credentials the server vends to clients for tables' files:
+            ``{location prefix: FileIO properties}`` or a callable of ``(identifier,
+            TableMetadata)`` returning ``StorageCredential`` s (see ``rest.credentials``).
 
     Raises:
         ValidationError: a malformed ``auth`` or allowed location.
@@ -329,6 +338,7 @@ def app(
         max_body_bytes=max_body_bytes,
         state_dir=state_dir,
         allowed_locations=allowed_locations,
+        storage_credentials=storage_credentials,
     )
     application = Starlette(routes=[StarletteRoute("/{path:path}", server.endpoint, methods=_METHODS)])
     application.state.server = server

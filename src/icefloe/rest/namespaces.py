@@ -100,7 +100,8 @@ def report_metrics(service: CatalogService, call: Call) -> Reply:
 
 
 def load_credentials(service: CatalogService, call: Call) -> Reply:
-    if service.backend.current_metadata_location(call.identifier()) is None:
+    location = service.backend.current_metadata_location(call.identifier())
+    if location is None:
         raise table_missing(call.identifier())
-    # A local or unmanaged warehouse: the client's own credentials apply; nothing to vend.
-    return json_reply({"storage-credentials": []})
+    # Without a vendor (a local or unmanaged warehouse) the client's own credentials apply.
+    return json_reply({"storage-credentials": service.credentials_json(call.identifier(), location)})

@@ -1,6 +1,6 @@
 """Serving from the command line: ``icefloe serve`` or ``python -m icefloe.rest [--catalog NAME]
 [--host 127.0.0.1] [--port 8181] [--workers N] [--auth FILE] [--prefix P] [--state-dir DIR]
-[--allowed-location PREFIX ...]``.
+[--allowed-location PREFIX ...] [--storage-credentials FILE]``.
 
 The catalog is ``load_catalog(NAME, **properties)`` (the embedded default when no name is given). ``--auth``
 names a JSON file of principals (``{client_id: {"secret": ..., "read_only": ..., "namespaces":
@@ -8,6 +8,9 @@ names a JSON file of principals (``{client_id: {"secret": ..., "read_only": ...,
 Several workers share a state folder (idempotency keys, the token signing key): ``--state-dir``,
 by default ``<warehouse>/.icefloe-rest`` for a local warehouse. ``--allowed-location``
 (repeatable) names the locations tables and views may have; by default the warehouse alone.
+``--storage-credentials`` names a JSON file ``{location prefix: {FileIO properties}}``: the
+credentials the server vends for tables under each prefix (``rest.credentials``). Only the
+files' paths reach the worker processes' environment, never their secrets.
 """
 
 from __future__ import annotations
@@ -56,6 +59,24 @@ def _read_auth(path: str | None) -> dict[str, Any] | None:
     return auth
 
 
+def _read_storage_credentials(path: str | None) -> dict[str, dict[str, str]] | None:
+    if path is None:
+        return None
+    try:
+        document = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValidationError(f"cannot read the storage credentials file {path}: {exc}") from exc
+    if not isinstance(document, dict) or not all(
+        isinstance(p, str) and isinstance(c, dict) and all(isinstance(v, str) for v in c.values())
+        for p, c in document.items()
+    ):
+        raise ValidationError(
+            f"the storage credentials file {path} must hold a JSON object "
+            '{"s3://bucket/prefix": {"s3.access-key-id": "...", ...}}'
+        )
+    return document
+
+
 def _build(options: dict[str, Any]) -> Any:
     catalog = load_catalog(options.get("catalog"), **options.get("catalog_properties", {}))
     return app(
@@ -64,6 +85,7 @@ def _build(options: dict[str, Any]) -> Any:
         prefix=options.get("prefix"),
         state_dir=options.get("state_dir"),
         allowed_locations=options.get("allowed_locations"),
+        storage_credentials=_read_storage_credentials(options.get("storage_credentials")),
     )
 
 
@@ -83,6 +105,7 @@ def serve(
     prefix: str | None = None,
     state_dir: str | None = None,
     allowed_locations: Sequence[str] | None = None,
+    storage_credentials: str | None = None,
 ) -> None:
     """Run the REST catalog server until interrupted.
 
@@ -96,6 +119,7 @@ def serve(
             f"refusing to serve on {host} without --auth: only loopback hosts may go without it"
         )
     _read_auth(auth)  # fail before starting
+    _read_storage_credentials(storage_credentials)
     options: dict[str, Any] = {
         "catalog": catalog,
         "catalog_properties": dict(catalog_properties or {}),
@@ -103,6 +127,7 @@ def serve(
         "prefix": prefix,
         "state_dir": state_dir,
         "allowed_locations": list(allowed_locations) if allowed_locations else None,
+        "storage_credentials": storage_credentials,
     }
     if workers > 1 and state_dir is None:
         warehouse = load_catalog(catalog, **options["catalog_properties"]).backend.warehouse
@@ -143,6 +168,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PREFIX",
         help="a location tables and views may have (repeatable; default: the warehouse alone)",
     )
+    parser.add_argument(
+        "--storage-credentials",
+        metavar="FILE",
+        help="JSON {location prefix: {FileIO properties}}: credentials the server vends",
+    )
     args = parser.parse_args(argv)
     try:
         serve(
@@ -154,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             prefix=args.prefix,
             state_dir=args.state_dir,
             allowed_locations=args.allowed_location,
+            storage_credentials=args.storage_credentials,
         )
     except ValidationError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -19,6 +19,7 @@ from icefloe.backends import CatalogBackend, LoadedTable, identifier_to_string
 from icefloe.catalog import Catalog
 from icefloe.errors import UnsupportedFeatureError, ValidationError
 from icefloe.io import is_within_any
+from icefloe.rest.credentials import CredentialsConfig, vendor_of, wants_vended
 from icefloe.rest.errors import HttpProblem
 from icefloe.rest.routing import Call, Reply
 from icefloe.serde.metadata_json import dumps_metadata, loads_metadata, metadata_to_dict
@@ -83,6 +84,7 @@ class CatalogService:
         prefix: the path prefix advertised in ``/v1/config`` (None: none).
         allowed_locations: the locations (prefixes) tables and views may have and the server
             may write under; None: the warehouse alone.
+        storage_credentials: what the server vends (``rest.credentials``); None: nothing.
     """
 
     def __init__(
@@ -91,8 +93,10 @@ class CatalogService:
         *,
         prefix: str | None = None,
         allowed_locations: Sequence[str] | None = None,
+        storage_credentials: CredentialsConfig | None = None,
     ):
         self.catalog = catalog
+        self.vendor = vendor_of(storage_credentials)
         self.backend: CatalogBackend = catalog.backend
         self.allowed_locations: tuple[str, ...] = (
             (self.backend.warehouse,) if allowed_locations is None else tuple(allowed_locations)
@@ -202,6 +206,26 @@ class CatalogService:
         )
         self._documents.put((loaded.metadata_location, "all"), document)
         return document
+
+    def credentials_json(self, identifier: tuple[str, ...], metadata_location: str) -> list[dict[str, Any]]:
+        """The storage credentials vended for a table (none without a vendor)."""
+        if self.vendor is None:
+            return []
+        metadata = self.metadata_at(metadata_location)
+        return [c.to_json() for c in self.vendor(identifier, metadata)]
+
+    def with_credentials(
+        self, call: Call, identifier: tuple[str, ...], location: str, document: bytes
+    ) -> bytes:
+        """A LoadTableResult ``document`` with the table's vended credentials when the request
+        asked for them (``X-Iceberg-Access-Delegation: vended-credentials``). Cached documents
+        never hold credentials: they are added per answer, so they can change (expire)."""
+        if self.vendor is None or not wants_vended(call.headers):
+            return document
+        credentials = self.credentials_json(identifier, location)
+        if not credentials:
+            return document
+        return b"".join((document[:-1], b',"storage-credentials":', json_bytes(credentials), b"}"))
 
     @staticmethod
     def etag(location: str, snapshots: str) -> str:

@@ -133,7 +133,8 @@ def create_table(service: CatalogService, call: Call) -> Reply:
             )
     except TableAlreadyExistsError as exc:
         raise _name_taken(service, ident) from exc
-    return Reply(200, service.commit_document(loaded))
+    document = service.commit_document(loaded)
+    return Reply(200, service.with_credentials(call, ident, loaded.metadata_location, document))
 
 
 def load_table(service: CatalogService, call: Call) -> Reply:
@@ -145,6 +146,7 @@ def load_table(service: CatalogService, call: Call) -> Reply:
     etag = service.etag(location, snapshots)
     if call.headers.get("if-none-match") == etag:
         return Reply(304, headers={"ETag": etag})
+    document = service.with_credentials(call, call.identifier(), location, document)
     return Reply(200, document, {"ETag": etag})
 
 
@@ -241,7 +243,8 @@ def register_table(service: CatalogService, call: Call) -> Reply:
             loaded = service.backend.register_table(ident, location)
     except TableAlreadyExistsError as exc:
         raise _name_taken(service, ident) from exc
-    return Reply(200, service.commit_document(loaded))
+    document = service.commit_document(loaded)
+    return Reply(200, service.with_credentials(call, ident, loaded.metadata_location, document))
 
 
 def rename_table(service: CatalogService, call: Call) -> Reply:

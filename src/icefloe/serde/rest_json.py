@@ -57,6 +57,7 @@ __all__ = [
     "LoadTableResult",
     "LoadViewResult",
     "StorageCredential",
+    "best_credential",
     "identifier_to_json",
     "read_catalog_config",
     "read_commit_table_request",
@@ -66,6 +67,7 @@ __all__ = [
     "read_create_view_request",
     "read_error",
     "read_identifier",
+    "read_load_credentials_response",
     "read_load_table_result",
     "read_load_view_result",
     "read_metrics_report",
@@ -268,6 +270,18 @@ def _read_credentials(r: JsonReader, o: dict[str, Any]) -> tuple[StorageCredenti
         StorageCredential(r.req_str(item, "prefix", path), r.str_map(item, "config", path))
         for item, path in r.objects(o, "storage-credentials", "", required=False)
     )
+
+
+def read_load_credentials_response(obj: Any, *, where: str) -> tuple[StorageCredential, ...]:
+    """The ``storage-credentials`` of a ``GET .../tables/{t}/credentials`` answer."""
+    r = JsonReader(where, "LoadCredentialsResponse")
+    return _read_credentials(r, r.obj(obj, ""))
+
+
+def best_credential(credentials: Sequence[StorageCredential], location: str) -> StorageCredential | None:
+    """The credential with the longest prefix of ``location`` (the spec's rule), or None."""
+    matching = [c for c in credentials if location.startswith(c.prefix)]
+    return max(matching, key=lambda c: len(c.prefix)) if matching else None
 
 
 def read_load_table_result(obj: Any, *, where: str) -> LoadTableResult:

@@ -32,6 +32,7 @@ from icefloe.backends.identifiers import (
     parse_identifier,
     parse_namespace,
 )
+from icefloe.backends.rest._credentials import table_io_properties
 from icefloe.backends.rest._http import HttpSession, TransportUncertain, commit_state_unknown, uuid7
 from icefloe.backends.rest._planning import plan_on_server
 from icefloe.backends.rest._updates import as_java_sends
@@ -47,12 +48,12 @@ from icefloe.errors import (
 )
 from icefloe.io import load_file_io
 from icefloe.io.encryption import load_kms_client
+from icefloe.io.refreshing import REFRESH_ENABLED
 from icefloe.serde.rest_json import (
     CommitTableRequest,
     CommitViewRequest,
     CreateTableRequest,
     CreateViewRequest,
-    LoadTableResult,
     identifier_to_json,
     read_catalog_config,
     read_load_table_result,
@@ -76,15 +77,6 @@ PAGE_SIZE = "rest-page-size"
 SNAPSHOT_LOADING_MODE = "snapshot-loading-mode"
 NAMESPACE_SEPARATOR = "namespace-separator"
 VIEW_ENDPOINTS_SUPPORTED = "view-endpoints-supported"
-
-
-def _io_properties(result: LoadTableResult, location: str) -> dict[str, str]:
-    """The table's ``config`` and the storage credential with the longest matching prefix."""
-    properties = dict(result.config)
-    matching = [c for c in result.storage_credentials if location.startswith(c.prefix)]
-    if matching:
-        properties.update(max(matching, key=lambda c: len(c.prefix)).config)
-    return properties
 
 
 class RestCatalogBackend(CatalogBackend):
@@ -314,9 +306,15 @@ class RestCatalogBackend(CatalogBackend):
         result = read_load_table_result(body, where=where)
         if result.metadata_location is None:
             raise ValidationError(f"{where}: the server's answer has no metadata-location")
-        return LoadedTable(
-            ident, result.metadata_location, result.metadata, _io_properties(result, result.metadata.location)
+        io_properties = table_io_properties(
+            result,
+            credentials_url=self._table_url(ident) + "/credentials"
+            if Endpoint.LOAD_CREDENTIALS in self.endpoints
+            else None,
+            authorization=self._auth.headers().get("Authorization"),
+            refresh_enabled=self.properties.get(REFRESH_ENABLED, "true"),
         )
+        return LoadedTable(ident, result.metadata_location, result.metadata, io_properties)
 
     def load_table(self, identifier: Identifier) -> LoadedTable:
         ident = parse_identifier(identifier)

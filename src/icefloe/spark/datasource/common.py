@@ -64,8 +64,13 @@ class TableRef:
     catalog: str | None = None
     properties: tuple[tuple[str, str], ...] = ()
 
+    def __repr__(self) -> str:  # the properties may hold credentials
+        return f"TableRef({self.identifier!r}, catalog={self.catalog!r})"
+
     @classmethod
-    def from_options(cls, options: Mapping[str, str]) -> TableRef:
+    def from_options(
+        cls, options: Mapping[str, str], registered: Mapping[str, Mapping[str, str]] | None = None
+    ) -> TableRef:
         """The table the options name (``path``: what ``load(...)`` / ``save(...)`` were given).
 
         Raises:
@@ -77,14 +82,16 @@ class TableRef:
                 "the icefloe data source needs a table: load('db.table') / save('db.table') or "
                 "option('path', 'db.table')"
             )
-        properties = tuple(
-            sorted(
-                (key[len(CATALOG_PROPERTY_PREFIX) :], value)
-                for key, value in options.items()
-                if key.lower().startswith(CATALOG_PROPERTY_PREFIX)
-            )
+        name = options.get(CATALOG_OPTION) or None
+        # A registered catalog's properties travel pickled with the data source, never as
+        # options (which Spark may show); options still add to them.
+        merged = dict((registered or {}).get(name or "", {}))
+        merged.update(
+            (key[len(CATALOG_PROPERTY_PREFIX) :], value)
+            for key, value in options.items()
+            if key.lower().startswith(CATALOG_PROPERTY_PREFIX)
         )
-        return cls(identifier, options.get(CATALOG_OPTION) or None, properties)
+        return cls(identifier, name, tuple(sorted(merged.items())))
 
     @property
     def is_metadata_file(self) -> bool:

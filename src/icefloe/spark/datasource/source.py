@@ -21,11 +21,16 @@ resolved through ``icefloe.load_catalog()``, or the location of a ``metadata.jso
 only). ``load("db.t.files")`` (any of Java's metadata table names) reads that metadata table
 of ``db.t``, with options ``snapshot-id``, ``branch``, ``tag`` and ``filter``. Spark runs data sources in separate Python workers, started with the environment Spark
 itself was started with; to name another catalog than the default, or to configure one
-without environment variables or ``~/.icefloe.yaml``, use the options:
+without environment variables or ``~/.icefloe.yaml``, register it or use the options:
 
-- ``catalog``: the catalog's name (``load_catalog(name)``);
+- ``isp.register(spark, catalogs={"lake": catalog})`` (a ``Catalog`` or its properties): the
+  option ``catalog=lake`` names it. Its properties, credentials included, travel pickled inside
+  the registered data source class to every Python worker, not as options: no secret is in a
+  plan, the Spark UI or an event log;
+- ``catalog``: the catalog's name (``load_catalog(name)``, or a registered one);
 - ``catalog.<key>``: catalog properties (``catalog.type``, ``catalog.uri``,
   ``catalog.warehouse``, ``catalog.s3.endpoint``, ...), as ``load_catalog(name, **properties)``.
+  Options are part of the query's plan: keep credentials out of them (register the catalog).
 
 Batch read options: ``snapshot-id``, ``as-of-timestamp`` (epoch milliseconds), ``branch``,
 ``tag`` (at most one), ``filter`` (an icefloe SQL predicate, e.g. ``"day >= '2024-01-01'"``),
@@ -52,10 +57,13 @@ exactly once, recorded as Java does under the summary keys ``spark.sql.streaming
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyspark.sql import SparkSession
 from pyspark.sql import datasource as ds
 from pyspark.sql import types as st
 
+from icefloe.catalog.catalog import Catalog
 from icefloe.errors import ValidationError
 from icefloe.spark.datasource.common import TableRef, bool_option, metadata_at, spark_read_schema
 from icefloe.spark.datasource.metadata import MetadataTableReader
@@ -74,21 +82,47 @@ _OVERWRITE_MODES = ("static", "dynamic")
 PUSH_FILTERS_OPTION = "push-filters"
 
 
-def register(spark: SparkSession) -> None:
-    """Make ``format("icefloe")`` available in ``spark`` (reads, writes, streams); calling it
-    again changes nothing."""
-    spark.dataSource.register(IcefloeDataSource)
+# The catalogs registered in this (driver) process: each register() call registers them all.
+_REGISTERED: dict[str, dict[str, str]] = {}
+
+
+def register(spark: SparkSession, catalogs: Mapping[str, Catalog | Mapping[str, str]] | None = None) -> None:
+    """Make ``format("icefloe")`` available in ``spark`` (reads, writes, streams).
+
+    Args:
+        catalogs: catalogs the option ``catalog=<name>`` names, as ``Catalog`` s or their
+            properties. They add to those registered before; their properties travel pickled
+            with the data source to Spark's Python workers (never as plan options).
+    """
+    for name, catalog in (catalogs or {}).items():
+        properties = catalog.properties if isinstance(catalog, Catalog) else catalog
+        _REGISTERED[name] = {str(k): str(v) for k, v in properties.items()}
+    if not _REGISTERED:
+        spark.dataSource.register(IcefloeDataSource)
+        return
+    # A class made here is pickled by value (cloudpickle cannot import it by name), with the
+    # catalogs as its attribute.
+    carrying = type(
+        "IcefloeDataSource",
+        (IcefloeDataSource,),
+        {"registered_catalogs": {k: dict(v) for k, v in _REGISTERED.items()}, "__module__": __name__},
+    )
+    carrying.__qualname__ = "IcefloeDataSource<with registered catalogs>"
+    spark.dataSource.register(carrying)
 
 
 class IcefloeDataSource(ds.DataSource):
     """The ``icefloe`` data source (see the module documentation for its options)."""
+
+    #: Catalogs by name, set on the class ``register`` makes (pickled with it).
+    registered_catalogs: Mapping[str, Mapping[str, str]] = {}
 
     @classmethod
     def name(cls) -> str:
         return FORMAT
 
     def _ref(self) -> TableRef:
-        return TableRef.from_options(self.options)
+        return TableRef.from_options(self.options, self.registered_catalogs)
 
     def _metadata_table(self) -> tuple[TableRef, str] | None:
         """(the table, the metadata table's name) when ``load("db.t.files")`` names one."""

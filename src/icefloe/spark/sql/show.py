@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from icefloe._util.redaction import redact
 from icefloe.errors import ValidationError
 from icefloe.spark.sql.parse import ShowStatement
 from icefloe.spark.sql.resolve import Resolver, name_parts
@@ -35,7 +36,8 @@ def run_show(spark: SparkSession, tree: ShowStatement, resolver: Resolver) -> Da
     table = _table(resolver, target)
     # Spark's ShowTablePropertiesExec: the table's properties without Spark's reserved ones
     # (provider, location, ...: DESCRIBE shows those).
-    properties = {k: v for k, v in spark_table_properties(table).items() if k not in _SPARK_RESERVED}
+    # Secrets (a table property named like a credential) are masked, as in every listing.
+    properties = redact({k: v for k, v in spark_table_properties(table).items() if k not in _SPARK_RESERVED})
     key = tree.args.get("key")
     if key is not None:
         name = key.name
@@ -169,7 +171,7 @@ def run_describe(spark: SparkSession, tree: exp.Describe, resolver: Resolver) ->
             ("Current Snapshot", str(current.snapshot_id) if current else "", ""),
             (
                 "Table Properties",
-                "[" + ",".join(f"{k}={v}" for k, v in sorted(table.properties().items())) + "]",
+                "[" + ",".join(f"{k}={v}" for k, v in sorted(redact(table.properties()).items())) + "]",
                 "",
             ),
         ]
