@@ -8,6 +8,11 @@ keep the scheme they were asked with. Notes on S3 semantics:
 * An object is only visible once its upload completes, so readers never see a partial file.
   pyarrow cannot abort an upload, so a write that fails inside its ``with`` block completes
   the upload and then deletes the object (best effort).
+* Every request is retried on throttling (503 SlowDown), 500s and cut connections with the AWS
+  SDK's standard strategy (exponential backoff with jitter): ``s3.retry.num-retries`` retries
+  (default 5, Java's), in whichever process the FileIO runs. pyarrow's multipart writer aborts
+  its upload when a part or the completion finally fails, so no unfinished upload is left
+  (``tests/io/test_fileio_s3_faults.py`` checks both through a fault-injecting proxy).
 * Deleting the last object under a prefix may leave an empty directory marker (pyarrow keeps
   the parent "directory"); ``list_prefix`` skips markers.
 """
@@ -64,7 +69,9 @@ class ArrowFileIO(FileIO):
             if self._fs is None:
                 import pyarrow.fs
 
-                self._fs = pyarrow.fs.S3FileSystem(**self.config.arrow_options())
+                self._fs = pyarrow.fs.S3FileSystem(
+                    retry_strategy=self.config.arrow_retry_strategy(), **self.config.arrow_options()
+                )
             return self._fs
 
     def _botocore(self) -> Any:
