@@ -133,3 +133,18 @@ def test_request_counts(tmp_path: Path, s3_properties: dict[str, str], proxy: Fa
     print(f"load + plan + one-column read of 1 matching file: {dict(read)}")
     assert len(tasks) == 4
     assert plan["GET manifest"] <= 4 and plan["GET manifest list"] <= 1
+
+
+def test_failed_multipart_upload_is_aborted(s3_properties: dict[str, str], proxy: FaultProxy) -> None:
+    from icefloe.errors import FileIOError
+    from icefloe.io.arrowfs import ArrowFileIO
+
+    properties = {k: v for k, v in s3_properties.items() if k.startswith("s3.")}
+    io = ArrowFileIO({**properties, "s3.endpoint": proxy.endpoint, "s3.retry.num-retries": "1"})
+    # Parts (PUT ...&partNumber=) fail; creating and aborting the upload get through.
+    proxy.fault = lambda method, path: "500" if method == "PUT" and "partNumber=" in path else None
+    location = f"s3://{s3_properties['test.bucket']}/big.bin"
+    with pytest.raises(FileIOError):
+        io.write_bytes(location, b"x" * (12 * 1024 * 1024))
+    assert any("uploads" in path for _, path in proxy.requests)  # it was a multipart upload
+    assert _objects(s3_properties) == ([], [])

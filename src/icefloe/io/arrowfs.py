@@ -10,15 +10,17 @@ keep the scheme they were asked with. Notes on S3 semantics:
   the upload and then deletes the object (best effort).
 * Every request is retried on throttling (503 SlowDown), 500s and cut connections with the AWS
   SDK's standard strategy (exponential backoff with jitter): ``s3.retry.num-retries`` retries
-  (default 5, Java's), in whichever process the FileIO runs. pyarrow's multipart writer aborts
-  its upload when a part or the completion finally fails, so no unfinished upload is left
-  (``tests/io/test_fileio_s3_faults.py`` checks both through a fault-injecting proxy).
+  (default 5, Java's), in whichever process the FileIO runs. pyarrow leaves a multipart upload
+  open when a part finally fails, so a failed write aborts its key's unfinished uploads
+  through botocore (``tests/io/test_fileio_s3_faults.py`` checks both through a
+  fault-injecting proxy).
 * Deleting the last object under a prefix may leave an empty directory marker (pyarrow keeps
   the parent "directory"); ``list_prefix`` skips markers.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["ArrowFileIO"]
 
 _DELETE_THREADS = 8
+
+log = logging.getLogger(__name__)
 
 
 class ArrowFileIO(FileIO):
@@ -140,6 +144,22 @@ class ArrowFileIO(FileIO):
     def arrow_filesystem(self, location: str) -> tuple[pyarrow.fs.FileSystem, str]:
         return self.filesystem(), _arrow_path(location)
 
+    def abort_uploads(self, location: str) -> None:
+        """Abort the unfinished multipart uploads to exactly ``location``'s key (best effort).
+
+        Used after a failed write: every icefloe data and manifest file has a unique name, so
+        an unfinished upload to that key is the failed write's own.
+        """
+        _, bucket, key = split_s3_location(location)
+        try:
+            client = self._botocore()
+            listed = client.list_multipart_uploads(Bucket=bucket, Prefix=key)
+            for upload in listed.get("Uploads", []):
+                if upload["Key"] == key:
+                    client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload["UploadId"])
+        except Exception:
+            log.warning("could not abort the unfinished uploads of %s", location, exc_info=True)
+
 
 def _arrow_path(location: str) -> str:
     _, bucket, key = split_s3_location(location)
@@ -210,9 +230,17 @@ class _ArrowOutputFile(OutputFile):
             try:
                 raw.close()
             finally:
-                self._io.delete(self.location)
+                try:
+                    self._io.delete(self.location)
+                finally:
+                    self._io.abort_uploads(self.location)
 
-        return PublishingWriter(raw, self.location, abort=abort)  # type: ignore[return-value]
+        def cleanup() -> None:
+            # Closing failed (a part or the completion was refused for good): pyarrow leaves
+            # the multipart upload open, and its parts billed, unless it is aborted.
+            self._io.abort_uploads(self.location)
+
+        return PublishingWriter(raw, self.location, abort=abort, cleanup=cleanup)  # type: ignore[return-value]
 
     def to_input_file(self) -> InputFile:
         return _ArrowInputFile(self._io, self.location, self._path, None)
