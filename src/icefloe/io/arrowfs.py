@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from icefloe.errors import FileAlreadyExistsError, FileIOError, NoSuchFileError
+from icefloe.errors import FileAlreadyExistsError, FileIOError, MissingDependencyError, NoSuchFileError
 from icefloe.io.fileio import (
     FileInfo,
     FileIO,
@@ -83,6 +83,12 @@ class ArrowFileIO(FileIO):
             if self._boto is None:
                 self._boto = self.config.botocore_client()
             return self._boto
+
+    def _botocore_if_installed(self) -> Any:
+        try:
+            return self._botocore()
+        except MissingDependencyError:
+            return None
 
     def close(self) -> None:
         with self._lock:
@@ -200,6 +206,27 @@ class _ArrowInputFile(InputFile):
         import pyarrow.fs
 
         return bool(self._info().type == pyarrow.fs.FileType.File)
+
+    def read(self) -> bytes:
+        # A whole-file read (metadata JSON, manifest lists, manifests) is one GET through
+        # botocore; pyarrow's random-access file would first send a HEAD for the length.
+        client = self._io._botocore_if_installed()
+        if client is None:
+            return super().read()
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        _, bucket, key = split_s3_location(self.location)
+        try:
+            return bytes(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("NoSuchKey", "404", "NotFound"):
+                raise NoSuchFileError(
+                    f"File does not exist: {self.location}", location=self.location
+                ) from exc
+            raise FileIOError(f"Failed to read {self.location}: {code}") from exc
+        except BotoCoreError as exc:
+            raise FileIOError(f"Failed to read {self.location}: {exc}") from exc
 
     def open(self) -> BinaryIO:
         fs = self._io.filesystem()
