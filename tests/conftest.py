@@ -360,3 +360,79 @@ def s3_properties(moto_endpoint: str) -> dict[str, str]:
         "s3.path-style-access": "true",
         "test.bucket": bucket,
     }
+
+
+# ---- GCS (gcp-storage-emulator) and ADLS (Azurite) ------------------------------------------------
+
+# Azurite's well-known development account (public, in Azure's documentation).
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+# npm installs Azurite here (outside the repository), on first use or by .ci/run.
+NODE_CACHE = Path(os.environ.get("ICEFLOE_NODE_CACHE", Path.home() / ".cache" / "icefloe" / "node"))
+
+
+@contextlib.contextmanager
+def _serve(argv: list[str], port: int, name: str) -> Iterator[None]:
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with code {proc.returncode}: {' '.join(argv)}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} did not listen on port {port} within 30s") from None
+                time.sleep(0.1)
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def gcs_endpoint() -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` of a gcp-storage-emulator (in memory) for this session."""
+    binary = Path(sys.executable).parent / "gcp-storage-emulator"
+    if not binary.is_file():
+        pytest.skip("gcp-storage-emulator not installed (pip install gcp-storage-emulator)")
+    port = _free_port()
+    argv = [str(binary), "start", "-H", "127.0.0.1", "--port", str(port), "--in-memory", "-q"]
+    with _serve(argv, port, "gcp-storage-emulator"):
+        yield f"http://127.0.0.1:{port}"
+
+
+def _azurite_binary() -> Path:
+    binary = NODE_CACHE / "node_modules" / ".bin" / "azurite-blob"
+    if binary.is_file():
+        return binary
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("Azurite is not installed and npm is not on PATH: install Node.js, then rerun")
+    NODE_CACHE.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(NODE_CACHE), "azurite@3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0 or not binary.is_file():
+        raise RuntimeError(f"npm could not install Azurite into {NODE_CACHE}:\n{done.stderr[-2000:]}")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def azurite_endpoint() -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` of Azurite's blob service (in memory) for this session."""
+    binary = _azurite_binary()
+    port = _free_port()
+    argv = [str(binary), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence"]
+    argv += ["--skipApiVersionCheck", "--loose", "--silent", "--disableTelemetry"]
+    with _serve(argv, port, "Azurite"):
+        yield f"http://127.0.0.1:{port}"

@@ -41,6 +41,10 @@ def test_config_from_iceberg_properties() -> None:
         }
     )
     assert config == S3Config("http://127.0.0.1:9000", "id", "secret", "token", "eu-west-1", True)
+    assert config.num_retries == 5
+    assert S3Config.from_properties({"s3.retry.num-retries": "2"}).num_retries == 2
+    with pytest.raises(ValidationError, match=r"s3\.retry\.num-retries"):
+        S3Config.from_properties({"s3.retry.num-retries": "-1"})
     assert config.arrow_options() == {
         "endpoint_override": "http://127.0.0.1:9000",
         "access_key": "id",

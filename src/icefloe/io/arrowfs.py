@@ -8,18 +8,25 @@ keep the scheme they were asked with. Notes on S3 semantics:
 * An object is only visible once its upload completes, so readers never see a partial file.
   pyarrow cannot abort an upload, so a write that fails inside its ``with`` block completes
   the upload and then deletes the object (best effort).
+* Every request is retried on throttling (503 SlowDown), 500s and cut connections with the AWS
+  SDK's standard strategy (exponential backoff with jitter): ``s3.retry.num-retries`` retries
+  (default 5, Java's), in whichever process the FileIO runs. pyarrow leaves a multipart upload
+  open when a part finally fails, so a failed write aborts its key's unfinished uploads
+  through botocore (``tests/io/test_fileio_s3_faults.py`` checks both through a
+  fault-injecting proxy).
 * Deleting the last object under a prefix may leave an empty directory marker (pyarrow keeps
   the parent "directory"); ``list_prefix`` skips markers.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from icefloe.errors import FileAlreadyExistsError, FileIOError, NoSuchFileError
+from icefloe.errors import FileAlreadyExistsError, FileIOError, MissingDependencyError, NoSuchFileError
 from icefloe.io.fileio import (
     FileInfo,
     FileIO,
@@ -37,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["ArrowFileIO"]
 
 _DELETE_THREADS = 8
+
+log = logging.getLogger(__name__)
 
 
 class ArrowFileIO(FileIO):
@@ -64,7 +73,9 @@ class ArrowFileIO(FileIO):
             if self._fs is None:
                 import pyarrow.fs
 
-                self._fs = pyarrow.fs.S3FileSystem(**self.config.arrow_options())
+                self._fs = pyarrow.fs.S3FileSystem(
+                    retry_strategy=self.config.arrow_retry_strategy(), **self.config.arrow_options()
+                )
             return self._fs
 
     def _botocore(self) -> Any:
@@ -72,6 +83,12 @@ class ArrowFileIO(FileIO):
             if self._boto is None:
                 self._boto = self.config.botocore_client()
             return self._boto
+
+    def _botocore_if_installed(self) -> Any:
+        try:
+            return self._botocore()
+        except MissingDependencyError:
+            return None
 
     def close(self) -> None:
         with self._lock:
@@ -133,6 +150,22 @@ class ArrowFileIO(FileIO):
     def arrow_filesystem(self, location: str) -> tuple[pyarrow.fs.FileSystem, str]:
         return self.filesystem(), _arrow_path(location)
 
+    def abort_uploads(self, location: str) -> None:
+        """Abort the unfinished multipart uploads to exactly ``location``'s key (best effort).
+
+        Used after a failed write: every icefloe data and manifest file has a unique name, so
+        an unfinished upload to that key is the failed write's own.
+        """
+        _, bucket, key = split_s3_location(location)
+        try:
+            client = self._botocore()
+            listed = client.list_multipart_uploads(Bucket=bucket, Prefix=key)
+            for upload in listed.get("Uploads", []):
+                if upload["Key"] == key:
+                    client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload["UploadId"])
+        except Exception:
+            log.warning("could not abort the unfinished uploads of %s", location, exc_info=True)
+
 
 def _arrow_path(location: str) -> str:
     _, bucket, key = split_s3_location(location)
@@ -174,6 +207,27 @@ class _ArrowInputFile(InputFile):
 
         return bool(self._info().type == pyarrow.fs.FileType.File)
 
+    def read(self) -> bytes:
+        # A whole-file read (metadata JSON, manifest lists, manifests) is one GET through
+        # botocore; pyarrow's random-access file would first send a HEAD for the length.
+        client = self._io._botocore_if_installed()
+        if client is None:
+            return super().read()
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        _, bucket, key = split_s3_location(self.location)
+        try:
+            return bytes(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("NoSuchKey", "404", "NotFound"):
+                raise NoSuchFileError(
+                    f"File does not exist: {self.location}", location=self.location
+                ) from exc
+            raise FileIOError(f"Failed to read {self.location}: {code}") from exc
+        except BotoCoreError as exc:
+            raise FileIOError(f"Failed to read {self.location}: {exc}") from exc
+
     def open(self) -> BinaryIO:
         fs = self._io.filesystem()
         try:
@@ -203,9 +257,17 @@ class _ArrowOutputFile(OutputFile):
             try:
                 raw.close()
             finally:
-                self._io.delete(self.location)
+                try:
+                    self._io.delete(self.location)
+                finally:
+                    self._io.abort_uploads(self.location)
 
-        return PublishingWriter(raw, self.location, abort=abort)  # type: ignore[return-value]
+        def cleanup() -> None:
+            # Closing failed (a part or the completion was refused for good): pyarrow leaves
+            # the multipart upload open, and its parts billed, unless it is aborted.
+            self._io.abort_uploads(self.location)
+
+        return PublishingWriter(raw, self.location, abort=abort, cleanup=cleanup)  # type: ignore[return-value]
 
     def to_input_file(self) -> InputFile:
         return _ArrowInputFile(self._io, self.location, self._path, None)

@@ -1,13 +1,30 @@
-"""FileIO over fsspec, for schemes without a dedicated implementation (gs, abfs, hdfs, ...).
+"""FileIO over fsspec: GCS (``gs://``), ADLS (``abfs[s]://``, ``wasb[s]://``) and any other scheme.
 
-Each scheme needs its fsspec implementation installed (gcsfs for ``gs://``, adlfs for
-``abfs://``, ...); without it, calls raise ``MissingDependencyError`` naming the package.
-Iceberg's ``gcs.*``, ``adls.*`` and ``s3.*`` properties become fsspec storage options.
+Each scheme needs its fsspec implementation installed (``pip install icefloe[gcs]`` for gcsfs,
+``icefloe[adls]`` for adlfs, ...); without it, calls raise ``MissingDependencyError`` naming the
+package. Iceberg's ``gcs.*`` and ``adls.*`` properties are read under Java's names and
+PyIceberg's where they differ (``_gcs_options``, ``_adls_options``); ADLS settings may be per
+storage account (``adls.sas-token.<account>``, ``adls.connection-string.<account>``), so there
+is one file system per account.
+
+Why fsspec's gcsfs / adlfs and not pyarrow's ``GcsFileSystem`` / ``AzureFileSystem`` (both in
+pyarrow 26), measured on the emulators the tests use (a 46 MB Parquet file, read of one 20 MB
+float column; 200 metadata look-ups of small objects):
+
+* GCS: gcsfs 92 ms / 1.26 s; pyarrow's ``GcsFileSystem`` did not finish writing the file to
+  gcp-storage-emulator within 120 s (its client speaks a dialect the emulator does not serve).
+* ADLS on Azurite: adlfs 483 ms / 1.14 s; ``AzureFileSystem`` 216 ms / 2.96 s (each status
+  look-up costs it more than one request).
+* Only the fsspec backends can create a file exclusively (``ifGenerationMatch=0``,
+  ``If-None-Match: *``), which commits need; pyarrow's have no conditional write.
+
+So one code path for both, with atomic exclusive creates, over a faster data read on ADLS.
 
 Whether a file shows before its write stream closes is the backend's choice: object stores
-publish on close, fsspec's ``memory://`` at open. ``write_exclusive`` uses fsspec's exclusive-create mode (``"xb"``) only for the backends that
-implement it with a conditional request (gcsfs, s3fs, adlfs); elsewhere (``memory://``, ...)
-it raises ``UnsupportedFeatureError`` rather than promise an atomicity it cannot keep.
+publish on close, fsspec's ``memory://`` at open. ``write_exclusive`` uses fsspec's
+exclusive-create mode (``"xb"``) only for the backends that implement it with a conditional
+request (gcsfs, s3fs, adlfs); elsewhere (``memory://``, ...) it raises
+``UnsupportedFeatureError`` rather than promise an atomicity it cannot keep.
 """
 
 from __future__ import annotations
@@ -34,25 +51,15 @@ __all__ = ["FsspecFileIO"]
 
 # Backends whose "xb" mode is a conditional create on the server (generation match,
 # If-None-Match), hence atomic.
-_ATOMIC_EXCLUSIVE = frozenset({"gs", "gcs", "s3", "s3a", "abfs", "abfss", "az"})
+_ATOMIC_EXCLUSIVE = frozenset({"gs", "gcs", "s3", "s3a", "abfs", "abfss", "az", "wasb", "wasbs"})
+
+_GCS_SCHEMES = frozenset({"gs", "gcs"})
+# wasb(s):// is the Hadoop name for the same blobs adlfs serves as abfs(s)://.
+_ADLS_SCHEMES = frozenset({"abfs", "abfss", "az", "wasb", "wasbs"})
 
 # Iceberg property -> fsspec storage option, per scheme family. A tuple target nests the
-# option (s3fs takes the endpoint and region inside client_kwargs).
-_GCS = {
-    "gcs.project-id": "project",
-    "gcs.oauth2.token": "token",
-    "gcs.endpoint": "endpoint_url",
-    "gcs.access": "access",
-}
-_ADLS = {
-    "adls.account-name": "account_name",
-    "adls.account-key": "account_key",
-    "adls.sas-token": "sas_token",
-    "adls.connection-string": "connection_string",
-    "adls.tenant-id": "tenant_id",
-    "adls.client-id": "client_id",
-    "adls.client-secret": "client_secret",
-}
+# option (s3fs takes the endpoint and region inside client_kwargs). ``gcs.*`` and ``adls.*``
+# are read by ``_gcs_options`` / ``_adls_options``, which know the names Java and PyIceberg use.
 _S3: dict[str, str | tuple[str, str]] = {
     "s3.access-key-id": "key",
     "s3.secret-access-key": "secret",
@@ -60,18 +67,99 @@ _S3: dict[str, str | tuple[str, str]] = {
     "s3.endpoint": ("client_kwargs", "endpoint_url"),
     "s3.region": ("client_kwargs", "region_name"),
 }
-_OPTIONS: dict[str, Mapping[str, str | tuple[str, str]]] = {
-    "gs": _GCS,
-    "gcs": _GCS,
-    "abfs": _ADLS,
-    "abfss": _ADLS,
-    "az": _ADLS,
-    "s3": _S3,
-    "s3a": _S3,
+_OPTIONS: dict[str, Mapping[str, str | tuple[str, str]]] = {"s3": _S3, "s3a": _S3}
+
+# GCS, Java's GCPProperties and PyIceberg's names (the same where both have one).
+GCS_PROJECT_ID = "gcs.project-id"
+GCS_SERVICE_HOST = "gcs.service.host"
+GCS_ENDPOINT = "gcs.endpoint"  # PyIceberg's older name for the service host
+GCS_OAUTH2_TOKEN = "gcs.oauth2.token"
+GCS_NO_AUTH = "gcs.no-auth"
+GCS_ACCESS = "gcs.access"
+
+# ADLS: Java's AzureProperties are per account (suffix ``.<account>``) or shared-key pairs;
+# PyIceberg's are account-independent.
+ADLS_CONNECTION_STRING_PREFIX = "adls.connection-string."
+ADLS_SAS_TOKEN_PREFIX = "adls.sas-token."
+ADLS_SHARED_KEY_ACCOUNT_NAME = "adls.auth.shared-key.account.name"
+ADLS_SHARED_KEY_ACCOUNT_KEY = "adls.auth.shared-key.account.key"
+ADLS_ACCOUNT_NAME = "adls.account-name"
+ADLS_ACCOUNT_KEY = "adls.account-key"
+ADLS_SAS_TOKEN = "adls.sas-token"
+ADLS_CONNECTION_STRING = "adls.connection-string"
+_ADLS_AAD = {
+    "adls.tenant-id": "tenant_id",
+    "adls.client-id": "client_id",
+    "adls.client-secret": "client_secret",
 }
 
 
-def _storage_options(scheme: str, properties: Mapping[str, str]) -> dict[str, Any]:
+def _gcs_options(properties: Mapping[str, str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if properties.get(GCS_PROJECT_ID):
+        options["project"] = properties[GCS_PROJECT_ID]
+    host = properties.get(GCS_SERVICE_HOST) or properties.get(GCS_ENDPOINT)
+    if host:
+        options["endpoint_url"] = host if "://" in host else f"https://{host}"
+    if properties.get(GCS_OAUTH2_TOKEN):
+        options["token"] = properties[GCS_OAUTH2_TOKEN]
+    if properties.get(GCS_NO_AUTH, "").strip().lower() == "true":
+        options["token"] = "anon"
+    if properties.get(GCS_ACCESS):
+        options["access"] = properties[GCS_ACCESS]
+    return options
+
+
+def adls_account(location: str) -> str | None:
+    """The storage account of ``abfs[s]://container@account.dfs.core.windows.net/...`` (or
+    ``wasb[s]://...blob...``); None when the location names no account."""
+    _, _, rest = location.partition("://")
+    authority = rest.split("/", 1)[0]
+    if "@" not in authority:
+        return None
+    host = authority.split("@", 1)[1]
+    return host.split(".", 1)[0] or None
+
+
+def _adls_options(properties: Mapping[str, str], account: str | None) -> dict[str, Any]:
+    """adlfs options for ``account``: its own ``.<account>`` properties win over shared ones."""
+    options: dict[str, Any] = {}
+    name = properties.get(ADLS_SHARED_KEY_ACCOUNT_NAME) or properties.get(ADLS_ACCOUNT_NAME) or account
+    key = properties.get(ADLS_SHARED_KEY_ACCOUNT_KEY) or properties.get(ADLS_ACCOUNT_KEY)
+    if name:
+        options["account_name"] = name
+    if key:
+        options["account_key"] = key
+    sas = (account and properties.get(ADLS_SAS_TOKEN_PREFIX + account)) or properties.get(ADLS_SAS_TOKEN)
+    if sas:
+        options["sas_token"] = sas
+    connection = (account and properties.get(ADLS_CONNECTION_STRING_PREFIX + account)) or properties.get(
+        ADLS_CONNECTION_STRING
+    )
+    if connection:
+        if "=" in connection:  # a full connection string (PyIceberg's meaning)
+            options = {"connection_string": connection}
+        else:
+            # Java's meaning: the account's endpoint URL; the credentials come from the other keys.
+            parts = [
+                "DefaultEndpointsProtocol=" + connection.split("://", 1)[0] if "://" in connection else ""
+            ]
+            parts += [f"AccountName={name}" if name else "", f"AccountKey={key}" if key else ""]
+            parts += [f"SharedAccessSignature={sas.lstrip('?')}" if sas else "", f"BlobEndpoint={connection}"]
+            options = {"connection_string": ";".join(part for part in parts if part)}
+    for prop, option in _ADLS_AAD.items():
+        if properties.get(prop):
+            options[option] = properties[prop]
+    return options
+
+
+def _storage_options(
+    scheme: str, properties: Mapping[str, str], account: str | None = None
+) -> dict[str, Any]:
+    if scheme in _GCS_SCHEMES:
+        return _gcs_options(properties)
+    if scheme in _ADLS_SCHEMES:
+        return _adls_options(properties, account)
     options: dict[str, Any] = {}
     for name, target in _OPTIONS.get(scheme, {}).items():
         if name not in properties:
@@ -91,9 +179,17 @@ def _filesystem_class(scheme: str) -> Any:
             f"Locations with scheme '{scheme}://' need fsspec: pip install fsspec"
         ) from exc
     try:
-        return fsspec.get_filesystem_class(scheme)
+        if scheme in _GCS_SCHEMES:
+            # gcsfs's registered class probes each bucket's type over gRPC first, which an
+            # emulator (or a proxy) does not serve; the core class speaks JSON over HTTP only.
+            import gcsfs.core
+
+            return gcsfs.core.GCSFileSystem
+        return fsspec.get_filesystem_class("abfs" if scheme in _ADLS_SCHEMES else scheme)
     except ImportError as exc:
-        raise MissingDependencyError(f"Locations with scheme '{scheme}://' need a package: {exc}") from exc
+        hint = {"gs": "gcsfs", "gcs": "gcsfs"}.get(scheme) or ("adlfs" if scheme in _ADLS_SCHEMES else None)
+        more = f": pip install {hint}" if hint else f": {exc}"
+        raise MissingDependencyError(f"Locations with scheme '{scheme}://' need a package{more}") from exc
     except ValueError as exc:
         raise UnsupportedFeatureError(f"No FileIO for locations with scheme '{scheme}://'") from exc
 
@@ -121,13 +217,16 @@ class FsspecFileIO(FileIO):
         """
         _filesystem_class(scheme)
 
-    def filesystem(self, scheme: str) -> Any:
-        """The fsspec file system for ``scheme`` (created on first use)."""
+    def filesystem(self, scheme: str, account: str | None = None) -> Any:
+        """The fsspec file system for ``scheme`` (and an ADLS ``account``), made on first use."""
+        key = f"{scheme}:{account or ''}"
         with self._lock:
-            fs = self._filesystems.get(scheme)
+            fs = self._filesystems.get(key)
             if fs is None:
-                fs = _filesystem_class(scheme)(**_storage_options(scheme, self.properties))
-                self._filesystems[scheme] = fs
+                options = _storage_options(scheme, self.properties, account)
+                # No instance cache: two FileIOs with different credentials must not share one.
+                fs = _filesystem_class(scheme)(skip_instance_cache=True, **options)
+                self._filesystems[key] = fs
             return fs
 
     def close(self) -> None:
@@ -138,6 +237,10 @@ class FsspecFileIO(FileIO):
         scheme, _ = split_scheme(location)
         if scheme is None:
             raise ValidationError(f"Location has no scheme, so no fsspec file system: {location}")
+        if scheme in _ADLS_SCHEMES:
+            fs = self.filesystem(scheme, adls_account(location))
+            # adlfs strips abfs-family prefixes only; the container is the path's first part.
+            return fs, fs._strip_protocol("abfs://" + location.split("://", 1)[1])
         fs = self.filesystem(scheme)
         return fs, fs._strip_protocol(location)
 

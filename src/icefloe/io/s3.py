@@ -32,6 +32,10 @@ SESSION_TOKEN = "s3.session-token"
 REGION = "s3.region"
 CLIENT_REGION = "client.region"
 PATH_STYLE_ACCESS = "s3.path-style-access"
+# Java's S3FileIOProperties: retries after the first attempt of each request, on throttling
+# (503 SlowDown), 500s and cut connections, with the SDK's exponential backoff and jitter.
+RETRY_NUM_RETRIES = "s3.retry.num-retries"
+DEFAULT_RETRY_NUM_RETRIES = 5
 
 # S3 answers a conditional write that races another one in flight with 409; retrying is the
 # documented remedy, and the retry then normally sees the winner (412).
@@ -63,6 +67,19 @@ def _parse_bool(properties: Mapping[str, str], name: str) -> bool | None:
     return lowered == "true"
 
 
+def _parse_count(properties: Mapping[str, str], name: str, default: int) -> int:
+    value = properties.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise ValidationError(f"Property '{name}' must be a count (0 or more), not '{value}'")
+    return count
+
+
 @dataclass(frozen=True, slots=True)
 class S3Config:
     """S3 client settings, parsed once from Iceberg properties.
@@ -77,14 +94,17 @@ class S3Config:
     session_token: str | None = None
     region: str | None = None
     path_style_access: bool | None = None
+    num_retries: int = DEFAULT_RETRY_NUM_RETRIES
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> S3Config:
         """Read ``s3.endpoint``, ``s3.access-key-id``, ``s3.secret-access-key``,
-        ``s3.session-token``, ``s3.region`` (or ``client.region``) and ``s3.path-style-access``.
+        ``s3.session-token``, ``s3.region`` (or ``client.region``), ``s3.path-style-access`` and
+        ``s3.retry.num-retries`` (default 5, as Java's).
 
         Raises:
-            ValidationError: ``s3.path-style-access`` is not a boolean.
+            ValidationError: ``s3.path-style-access`` is not a boolean, or
+                ``s3.retry.num-retries`` not a count.
         """
         return cls(
             endpoint=properties.get(ENDPOINT) or None,
@@ -93,6 +113,7 @@ class S3Config:
             session_token=properties.get(SESSION_TOKEN) or None,
             region=properties.get(REGION) or properties.get(CLIENT_REGION) or None,
             path_style_access=_parse_bool(properties, PATH_STYLE_ACCESS),
+            num_retries=_parse_count(properties, RETRY_NUM_RETRIES, DEFAULT_RETRY_NUM_RETRIES),
         )
 
     def arrow_options(self) -> dict[str, Any]:
@@ -112,6 +133,17 @@ class S3Config:
             # pyarrow addresses path-style unless told otherwise.
             options["force_virtual_addressing"] = not self.path_style_access
         return options
+
+    def arrow_retry_strategy(self) -> Any:
+        """The AWS SDK's standard strategy for ``pyarrow.fs.S3FileSystem(retry_strategy=)``.
+
+        It retries throttling (503 SlowDown), 5xx answers and transport errors (a cut
+        connection) with exponential backoff and jitter, on every request: in the driver and in
+        each task, since every process builds its own client from these properties.
+        """
+        import pyarrow.fs
+
+        return pyarrow.fs.AwsStandardS3RetryStrategy(max_attempts=self.num_retries + 1)
 
     def botocore_client(self) -> Any:
         """A botocore S3 client with these settings.
@@ -137,7 +169,10 @@ class S3Config:
             aws_access_key_id=self.access_key_id,
             aws_secret_access_key=self.secret_access_key,
             aws_session_token=self.session_token,
-            config=botocore.config.Config(s3={"addressing_style": style}),
+            config=botocore.config.Config(
+                s3={"addressing_style": style},
+                retries={"mode": "standard", "total_max_attempts": self.num_retries + 1},
+            ),
         )
 
 
