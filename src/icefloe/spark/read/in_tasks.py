@@ -1,17 +1,23 @@
-"""Reading an encrypted table's files on Spark: icefloe's Arrow reader in the executors.
+"""Reading a table's files on Spark with icefloe's Arrow reader in the Spark tasks.
 
-Spark's Parquet reader takes one decryption key per job (through a JVM crypto factory), but an
-encrypted Iceberg table has a key per file, held in the file's (encrypted) manifest entry. So
-the planned tasks are split at row-group boundaries (``read.split.target-size``) and handed to
-Spark tasks, which read them with icefloe's own reader (``scan/reading.py``): each file is
-decrypted with its key, projected by field id, its deletes (position, equality, deletion
-vectors) removed and its residual applied. The keys travel to the executors inside the pickled
-tasks; no executor needs the KMS.
+The reader of ``icefloe.spark.reader=icefloe`` (see :mod:`icefloe.spark.read.choice`): for
+files the session's Hadoop cannot open (an object store without its connector on the class
+path, as PySpark from PyPI) and for encrypted tables, whose files each have their own key
+(held in the file's encrypted manifest entry), which Spark's Parquet reader cannot take.
+
+The planned tasks are split at row-group boundaries (``read.split.target-size``) and handed to
+Spark tasks, which read them with icefloe's own reader (``scan/reading.py``) through the
+table's FileIO (pickled with the tasks: its properties and credentials travel, no executor
+needs environment variables or the KMS): each file is decrypted with its key, projected by
+field id (renamed, added and promoted columns; name-mapped files; identity-partition values and
+initial defaults), its deletes (position, equality, deletion vectors) removed and the filter
+applied, with row-group and page skipping.
 
 The frame has the rows and columns :func:`icefloe.spark.read.frames.read_tasks` builds from
-Spark's reader (every live row, the tasks' residuals left to the caller's filter; the read
-schema's columns under their Spark names, uuids as binary), plus the file and position columns
-when asked; deletes are already applied.
+Spark's reader (the read schema's columns under their Spark names, uuids as binary), plus the
+file and position columns when asked; deletes and ``row_filter`` are already applied. The file
+column holds the path as Spark's reader would report it (``reported``), so rows join with
+icefloe's files the same way whichever reader read them.
 """
 
 from __future__ import annotations
@@ -26,31 +32,23 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as st
 
 from icefloe.arrow.reader import ROW_POSITION_ID
-from icefloe.expressions import always_true
+from icefloe.expressions import Expression, always_true
+from icefloe.expressions.model import AlwaysTrue
+from icefloe.expressions.rewrite import unbind
 from icefloe.io import FileIO
 from icefloe.scan.reading import PositionDeletes, read_batches
 from icefloe.scan.splitting import SplitOptions, split_tasks
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spark.datasource.common import arrow_target, to_spark_batch
-from icefloe.spark.paths import reported_path
 from icefloe.spark.types import to_spark_schema
 from icefloe.spec import types as it
 from icefloe.spec.schema import Schema
 from icefloe.spec.table_metadata import TableMetadata
 
-__all__ = ["needs_icefloe_reader", "read_decrypting"]
+__all__ = ["read_in_tasks"]
 
 
-def needs_icefloe_reader(metadata: TableMetadata, tasks: Sequence[FileScanTask]) -> bool:
-    """Whether Spark's Parquet reader cannot read these tasks: some file (data or delete) is
-    encrypted."""
-    return any(
-        task.file.key_metadata is not None or any(d.key_metadata is not None for d in task.deletes)
-        for task in tasks
-    )
-
-
-def read_decrypting(
+def read_in_tasks(
     spark: SparkSession,
     io: FileIO,
     metadata: TableMetadata,
@@ -58,17 +56,22 @@ def read_decrypting(
     read_schema: Schema,
     rename: Callable[[it.NestedField], str],
     *,
+    row_filter: Expression | None = None,
+    reported: Callable[[str], str] | None = None,
     file_column: str | None = None,
     position_column: str | None = None,
 ) -> DataFrame:
-    """A DataFrame of the live rows of ``tasks`` (deletes applied, residuals not), read by
-    icefloe in Spark tasks.
+    """A DataFrame of the live rows of ``tasks`` that match ``row_filter``, read by icefloe in
+    Spark tasks.
 
     Args:
         io, metadata: the table's.
-        tasks: whole-file tasks.
+        tasks: whole-file tasks (their residuals are not applied: ``row_filter`` is).
         read_schema: the columns to read; each is named ``rename(field)``.
-        file_column: also a column of this name with each row's file, as Spark reports paths.
+        row_filter: the rows to keep, bound to a schema with ``read_schema``'s names and ids
+            (None: all live rows).
+        reported: a file's location as the file column holds it (default: the location).
+        file_column: also a column of this name with each row's file (``reported``).
         position_column: also a column of this name with each row's position in its file.
     """
     spark_schema = to_spark_schema(read_schema, for_read=True, with_ids=False, rename=rename)
@@ -82,9 +85,11 @@ def read_decrypting(
         spark_schema = spark_schema.add(file_column, st.StringType())
     target = arrow_target(spark_schema)
     names = [rename(f) for f in read_schema.fields] + ([position_column] if position_column else [])
-    # Every live row, as Spark's reader gives: the caller applies its filter (row-level changes
-    # need the rows a task's residual would drop).
-    everything = [dataclasses.replace(task, residual=always_true()) for task in tasks]
+    # The caller's filter, not the tasks' residuals: a rewrite or a row-level change plans with
+    # a filter but needs every live row of the files it planned.
+    residual = always_true() if row_filter is None or isinstance(row_filter, AlwaysTrue) else unbind(row_filter)
+    everything = [dataclasses.replace(task, residual=residual) for task in tasks]
+    report = reported if reported is not None else str
     splits = list(split_tasks(everything, SplitOptions.resolve(metadata.properties).split_size))
     payload = [pickle.dumps(split) for split in splits]
 
@@ -93,9 +98,9 @@ def read_decrypting(
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 task: FileScanTask = pickle.loads(payload[index])
-                reported = reported_path(task.file.file_path) if file_column else None
+                reported_file = report(task.file.file_path) if file_column else None
                 for rows in read_batches(io, metadata, [task], projected, deletes=deletes):
-                    yield _to_spark(rows, names, target, file_column, reported)
+                    yield _to_spark(rows, names, target, file_column, reported_file)
 
     count = max(len(splits), 1)
     return spark.range(0, len(splits), numPartitions=count).mapInArrow(read, spark_schema)
