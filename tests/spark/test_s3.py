@@ -194,7 +194,7 @@ def test_sql_and_maintenance_on_s3(spark: Any, s3_catalog: icefloe.Catalog) -> N
     assert sql("SELECT count(*) FROM db.changes").collect()[0][0] == 49
     assert sql(f"SELECT count(*) FROM db.changes VERSION AS OF {first.snapshot_id}").collect()[0][0] == 60
     assert sql("SELECT score FROM db.changes WHERE id = 20").collect()[0][0] == -1
-    files = sql("SELECT count(*) FROM db.changes.files").collect()[0][0]
+    files = sql("SELECT count(*) FROM db.changes.data_files").collect()[0][0]
     assert files == len(table.refresh().new_scan().plan_files())
 
     # An overwrite of whole files: the condition is checked against the rows read on S3.
