@@ -78,16 +78,20 @@ def test_icefloe_reader_reads_what_spark_reads(spark: Any, catalog: Catalog, ver
 
 def test_reader_settings_are_checked(spark: Any, catalog: Catalog) -> None:
     table = catalog.create_table("db.settings", SCHEMA, properties={"icefloe.spark.reader": "fast"})
-    table.append(pa.table({"id": pa.array([1], pa.int32()), "name": ["a"], "x": pa.array([1.0], pa.float32())}))
+    table.append(
+        pa.table({"id": pa.array([1], pa.int32()), "name": ["a"], "x": pa.array([1.0], pa.float32())})
+    )
     tasks = table.new_scan().plan_files()
-    with pytest.raises(ValidationError, match=r"table property 'icefloe.spark.reader' must be one of auto, spark, icefloe"):
+    with pytest.raises(
+        ValidationError, match=r"table property 'icefloe.spark.reader' must be one of auto, spark, icefloe"
+    ):
         choose_reader(spark, table.metadata, tasks)
     # The session's setting takes precedence over the table's.
     with _session_setting(spark, "icefloe.spark.reader", "icefloe"):
         assert choose_reader(spark, table.metadata, tasks).kind == "icefloe"
     with _session_setting(spark, "icefloe.spark.reader", "auto"):
         assert choose_reader(spark, table.metadata, tasks).kind == "spark"  # local files
-    with pytest.raises(ValidationError, match="icefloe.spark.hadoop-schemes"):
+    with pytest.raises(ValidationError, match=r"icefloe\.spark\.hadoop-schemes"):
         parse_hadoop_schemes("s3=s3a,gs")
     assert parse_hadoop_schemes("S3=s3a, gs=gs") == {"s3": "s3a", "gs": "gs"}
 

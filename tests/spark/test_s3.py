@@ -103,7 +103,7 @@ def test_spark_writes_and_reads_a_table_on_s3(
     # Spark's reader forced: it cannot open s3a:// here, and says so.
     spark.conf.set("icefloe.spark.reader", "spark")
     try:
-        with pytest.raises(Exception, match="S3AFileSystem|No FileSystem"):
+        with pytest.raises(Exception, match=r"S3AFileSystem|No FileSystem"):
             isp.read(spark, table).collect()
     finally:
         spark.conf.unset("icefloe.spark.reader")
@@ -141,10 +141,14 @@ def _changes_table(catalog: icefloe.Catalog, version: int, mode: str) -> Table:
 
 
 def _ids(table: Table) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r.values()) for r in table.refresh().new_scan().select("id", "score").to_arrow().to_pylist())
+    return sorted(
+        tuple(r.values()) for r in table.refresh().new_scan().select("id", "score").to_arrow().to_pylist()
+    )
 
 
-@pytest.mark.parametrize(("version", "mode"), [(2, "copy-on-write"), (2, "merge-on-read"), (3, "merge-on-read")])
+@pytest.mark.parametrize(
+    ("version", "mode"), [(2, "copy-on-write"), (2, "merge-on-read"), (3, "merge-on-read")]
+)
 def test_row_changes_on_s3(spark: Any, s3_catalog: icefloe.Catalog, version: int, mode: str) -> None:
     table = _changes_table(s3_catalog, version, mode)
     expected = {r["id"]: r["score"] for r in rows(60).to_pylist()}
@@ -155,7 +159,9 @@ def test_row_changes_on_s3(spark: Any, s3_catalog: icefloe.Catalog, version: int
     isp.update(spark, table, set={"score": "score + 100"}, where="id >= 50")
     for i in range(50, 60):
         expected[i] = None if expected[i] is None else expected[i] + 100
-    source = spark.createDataFrame([(6, -1.0, "U"), (7, 0.0, "D"), (500, 5.0, "I")], "id long, score double, op string")
+    source = spark.createDataFrame(
+        [(6, -1.0, "U"), (7, 0.0, "D"), (500, 5.0, "I")], "id long, score double, op string"
+    )
     (
         isp.merge_into(source, table, "t.id = s.id")
         .when_matched("s.op = 'D'")

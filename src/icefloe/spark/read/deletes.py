@@ -63,7 +63,9 @@ def apply(
     delete; ``schemes`` maps Iceberg schemes to Hadoop's (``spark/paths.py``)."""
     positional = [t for t in tasks if any(d.content == FileContent.POSITION_DELETES for d in t.deletes)]
     if positional:
-        frame = frame.join(_deleted_positions(spark, positional, io, schemes), on=[_FILE, _POS], how="left_anti")
+        frame = frame.join(
+            _deleted_positions(spark, positional, io, schemes), on=[_FILE, _POS], how="left_anti"
+        )
     groups: dict[tuple[int, ...], dict[str, set[str]]] = {}
     files: dict[str, DeleteFile] = {}
     for task in tasks:
@@ -72,7 +74,9 @@ def apply(
             groups.setdefault(ids, {}).setdefault(delete.file_path, set()).add(task.file.file_path)
             files[delete.file_path] = delete
     for ids, applies_to in groups.items():
-        frame = _anti_join_equality(spark, frame, ids, applies_to, metadata, read_schema, column_by_id, schemes)
+        frame = _anti_join_equality(
+            spark, frame, ids, applies_to, metadata, read_schema, column_by_id, schemes
+        )
     return frame
 
 
@@ -131,7 +135,11 @@ def _anti_join_equality(
         )
     )
     pairs = spark.createDataFrame(
-        [(reported_path(d, schemes), reported_path(f, schemes)) for d, data in applies_to.items() for f in data],
+        [
+            (reported_path(d, schemes), reported_path(f, schemes))
+            for d, data in applies_to.items()
+            for f in data
+        ],
         f"{_DELETE_FILE} string, {_KEY_FILE} string",
     )
     keys = keys.join(pairs, on=_DELETE_FILE).drop(_DELETE_FILE).distinct()

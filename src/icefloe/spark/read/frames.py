@@ -503,7 +503,9 @@ def _constants(
         for position, partition_field in enumerate(task.spec.fields):
             field_id = partition_field.source_id
             if field_id in top_level and partition_field.transform.is_identity and not _has(file, field_id):
-                found.setdefault(field_id, {})[reader.reported_path(file.file_path)] = file.partition[position]
+                found.setdefault(field_id, {})[reader.reported_path(file.file_path)] = file.partition[
+                    position
+                ]
         for field_id, field in top_level.items():
             if field.initial_default is not None and field_id not in found and _lacks(file, field_id):
                 found.setdefault(field_id, {})[reader.reported_path(file.file_path)] = field.initial_default

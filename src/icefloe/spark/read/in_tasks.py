@@ -87,7 +87,9 @@ def read_in_tasks(
     names = [rename(f) for f in read_schema.fields] + ([position_column] if position_column else [])
     # The caller's filter, not the tasks' residuals: a rewrite or a row-level change plans with
     # a filter but needs every live row of the files it planned.
-    residual = always_true() if row_filter is None or isinstance(row_filter, AlwaysTrue) else unbind(row_filter)
+    residual = (
+        always_true() if row_filter is None or isinstance(row_filter, AlwaysTrue) else unbind(row_filter)
+    )
     everything = [dataclasses.replace(task, residual=residual) for task in tasks]
     report = reported if reported is not None else str
     splits = list(split_tasks(everything, SplitOptions.resolve(metadata.properties).split_size))
