@@ -91,7 +91,12 @@ def test_spark_writes_and_reads_a_table_on_s3(
     assert pruned.columns == ["id", "name"] and spark_rows(pruned) == sorted_tuples(expected)
     assert hadoop_probe.probes_made - probes <= 1  # once per session and bucket (0: asked before)
 
-    # Time travel and an incremental read, after a second append.
+
+def test_time_travel_and_forced_spark_reader_on_s3(spark: Any, s3_catalog: icefloe.Catalog) -> None:
+    table = s3_catalog.create_table("db.travel", ARROW_SCHEMA)
+    data = rows(100)
+    table.append(data)
+    probes = hadoop_probe.probes_made
     first = table.current_snapshot()
     assert first is not None
     isp.write(spark.createDataFrame(rows(20, start=1000).to_pandas()), table)

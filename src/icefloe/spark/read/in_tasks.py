@@ -40,12 +40,16 @@ from icefloe.scan.reading import PositionDeletes, read_batches
 from icefloe.scan.splitting import SplitOptions, split_tasks
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spark.datasource.common import arrow_target, to_spark_batch
+from icefloe.spark.jobs import parallelism
 from icefloe.spark.types import to_spark_schema
 from icefloe.spec import types as it
 from icefloe.spec.schema import Schema
 from icefloe.spec.table_metadata import TableMetadata
 
 __all__ = ["read_in_tasks"]
+
+#: What opening a file costs, in bytes read (Spark's ``spark.sql.files.openCostInBytes``).
+_OPEN_COST = 4 * 1024 * 1024
 
 
 def read_in_tasks(
@@ -104,8 +108,20 @@ def read_in_tasks(
                 for rows in read_batches(io, metadata, [task], projected, deletes=deletes):
                     yield _to_spark(rows, names, target, file_column, reported_file)
 
-    count = max(len(splits), 1)
+    count = _partitions(spark, splits, SplitOptions.resolve(metadata.properties).split_size)
     return spark.range(0, len(splits), numPartitions=count).mapInArrow(read, spark_schema)
+
+
+def _partitions(spark: SparkSession, splits: Sequence[FileScanTask], split_size: int) -> int:
+    """How many Spark tasks read ``splits``: Spark's own rule for its file scans
+    (``FilePartition.maxSplitBytes``: up to the split size each, at least one per core while
+    the bytes last, a file costing at least its open cost), so small files share a task rather
+    than each paying a task (and, on object stores, a FileIO) of its own."""
+    if not splits:
+        return 1
+    sizes = [split.length + _OPEN_COST for split in splits]
+    per_task = min(split_size, max(_OPEN_COST, sum(sizes) // parallelism(spark)))
+    return max(1, min(len(splits), -(-sum(sizes) // per_task)))
 
 
 def _to_spark(
