@@ -32,7 +32,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as st
 
 from icefloe.arrow.reader import ROW_POSITION_ID
-from icefloe.expressions import Expression, always_true
+from icefloe.errors import IcefloeError
+from icefloe.expressions import Expression, always_true, bind
 from icefloe.expressions.model import AlwaysTrue
 from icefloe.expressions.rewrite import unbind
 from icefloe.io import FileIO
@@ -91,9 +92,7 @@ def read_in_tasks(
     names = [rename(f) for f in read_schema.fields] + ([position_column] if position_column else [])
     # The caller's filter, not the tasks' residuals: a rewrite or a row-level change plans with
     # a filter but needs every live row of the files it planned.
-    residual = (
-        always_true() if row_filter is None or isinstance(row_filter, AlwaysTrue) else unbind(row_filter)
-    )
+    residual = _pushed_filter(row_filter, projected)
     everything = [dataclasses.replace(task, residual=residual) for task in tasks]
     report = reported if reported is not None else str
     splits = list(split_tasks(everything, SplitOptions.resolve(metadata.properties).split_size))
@@ -110,6 +109,20 @@ def read_in_tasks(
 
     count = _partitions(spark, splits, SplitOptions.resolve(metadata.properties).split_size)
     return spark.range(0, len(splits), numPartitions=count).mapInArrow(read, spark_schema)
+
+
+def _pushed_filter(row_filter: Expression | None, read_schema: Schema) -> Expression:
+    """``row_filter`` by column names, for the tasks to skip row groups and pages and drop rows
+    early; all rows when its names do not bind back (a column name with a dot): the frame's
+    own filter still applies it."""
+    if row_filter is None or isinstance(row_filter, AlwaysTrue):
+        return always_true()
+    pushed = unbind(row_filter)
+    try:
+        bind(read_schema, pushed, case_sensitive=True)
+    except IcefloeError:
+        return always_true()
+    return pushed
 
 
 def _partitions(spark: SparkSession, splits: Sequence[FileScanTask], split_size: int) -> int:
