@@ -67,6 +67,9 @@ ISOLATION_LEVEL_DEFAULT = "serializable"
 WRITE_PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
 WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT = 0
 SPARK_WRITER = "icefloe.spark.writer"  # icefloe's: auto | icefloe | spark
+SPARK_READER = "icefloe.spark.reader"  # icefloe's: auto | icefloe | spark (also a session setting)
+# icefloe's: Iceberg scheme -> Hadoop scheme for Spark's reader, "s3=s3a,s3n=s3a" (also a session setting)
+SPARK_HADOOP_SCHEMES = "icefloe.spark.hadoop-schemes"
 
 # ---- metrics -------------------------------------------------------------------------------------
 DEFAULT_WRITE_METRICS_MODE = "write.metadata.metrics.default"

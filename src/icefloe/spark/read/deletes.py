@@ -12,7 +12,7 @@ the rows:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import reduce
 
 import pyarrow as pa
@@ -57,12 +57,15 @@ def apply(
     metadata: TableMetadata,
     read_schema: Schema,
     column_by_id: Callable[[int], Column],
+    schemes: Mapping[str, str],
 ) -> DataFrame:
     """``frame`` (with the file and position columns) without the rows the tasks' deletes
-    delete."""
+    delete; ``schemes`` maps Iceberg schemes to Hadoop's (``spark/paths.py``)."""
     positional = [t for t in tasks if any(d.content == FileContent.POSITION_DELETES for d in t.deletes)]
     if positional:
-        frame = frame.join(_deleted_positions(spark, positional, io), on=[_FILE, _POS], how="left_anti")
+        frame = frame.join(
+            _deleted_positions(spark, positional, io, schemes), on=[_FILE, _POS], how="left_anti"
+        )
     groups: dict[tuple[int, ...], dict[str, set[str]]] = {}
     files: dict[str, DeleteFile] = {}
     for task in tasks:
@@ -71,16 +74,20 @@ def apply(
             groups.setdefault(ids, {}).setdefault(delete.file_path, set()).add(task.file.file_path)
             files[delete.file_path] = delete
     for ids, applies_to in groups.items():
-        frame = _anti_join_equality(spark, frame, ids, applies_to, metadata, read_schema, column_by_id)
+        frame = _anti_join_equality(
+            spark, frame, ids, applies_to, metadata, read_schema, column_by_id, schemes
+        )
     return frame
 
 
-def _deleted_positions(spark: SparkSession, tasks: Sequence[FileScanTask], io: FileIO) -> DataFrame:
+def _deleted_positions(
+    spark: SparkSession, tasks: Sequence[FileScanTask], io: FileIO, schemes: Mapping[str, str]
+) -> DataFrame:
     """(file, position) rows of every deleted position of the tasks' data files."""
     # Tasks sharing delete files sit next to each other, so one executor reads each file once.
     ordered = sorted(range(len(tasks)), key=lambda i: tuple(d.file_path for d in tasks[i].deletes))
     tasks = [tasks[i] for i in ordered]
-    reported = [reported_path(t.file.file_path) for t in tasks]
+    reported = [reported_path(t.file.file_path, schemes) for t in tasks]
     slices = max(1, min(len(tasks), parallelism(spark) * 2))
 
     def positions(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -110,6 +117,7 @@ def _anti_join_equality(
     metadata: TableMetadata,
     read_schema: Schema,
     column_by_id: Callable[[int], Column],
+    schemes: Mapping[str, str],
 ) -> DataFrame:
     """``frame`` without the rows matching an equality delete of one set of delete columns."""
     source = _schema_with(ids, read_schema, metadata)
@@ -120,14 +128,18 @@ def _anti_join_equality(
     keys = (
         spark.read.schema(spark_schema)
         .option("recursiveFileLookup", "true")
-        .parquet(*[spark_input_path(p) for p in applies_to])
+        .parquet(*[spark_input_path(p, schemes) for p in applies_to])
         .select(
             F.col("_metadata.file_path").alias(_DELETE_FILE),
             *[_key_column(delete_schema, i).alias(f"{_KEY_PREFIX}{i}") for i in ids],
         )
     )
     pairs = spark.createDataFrame(
-        [(reported_path(d), reported_path(f)) for d, data in applies_to.items() for f in data],
+        [
+            (reported_path(d, schemes), reported_path(f, schemes))
+            for d, data in applies_to.items()
+            for f in data
+        ],
         f"{_DELETE_FILE} string, {_KEY_FILE} string",
     )
     keys = keys.join(pairs, on=_DELETE_FILE).drop(_DELETE_FILE).distinct()

@@ -14,9 +14,11 @@ On top of the file rows, in Spark:
 - position deletes and deletion vectors as an anti-join on (file, ``_metadata.row_index``),
   equality deletes as an anti-join on the delete columns (see :mod:`icefloe.spark.read.deletes`).
 
-An encrypted table's files each have their own key, which Spark's Parquet reader cannot take:
-they are read by icefloe's reader in the Spark tasks instead (:mod:`icefloe.spark.read.decrypting`,
-deletes applied there), and the scan filter is applied on top as here.
+Files the session's Hadoop cannot open (an object store without its connector) and encrypted
+files (a key per file, which Spark's Parquet reader cannot take) are read by icefloe's reader in
+the Spark tasks instead (:mod:`icefloe.spark.read.in_tasks`: deletes and the filter applied
+there), and the scan filter is applied on top as here. Which reader reads is
+``icefloe.spark.reader`` (:mod:`icefloe.spark.read.choice`).
 
 Spark pushes filters into Parquet by column *name*. A name that once belonged to another
 column (``a`` renamed to ``b``, then a new ``a`` added) would make Spark skip row groups using
@@ -45,10 +47,11 @@ from icefloe.expressions.model import AlwaysTrue, BoundReference
 from icefloe.expressions.visitors import ExpressionVisitor, visit
 from icefloe.io import FileIO
 from icefloe.scan.tasks import FileScanTask
-from icefloe.spark.paths import reported_path, spark_input_path
+from icefloe.spark.paths import spark_input_path
 from icefloe.spark.read import deletes as _deletes
-from icefloe.spark.read.decrypting import needs_icefloe_reader, read_decrypting
+from icefloe.spark.read.choice import FileReader, choose_reader
 from icefloe.spark.read.filters import spark_literal, to_spark_filter
+from icefloe.spark.read.in_tasks import read_in_tasks
 from icefloe.spark.read.metadata_tables import metadata_table_frame, split_metadata_table
 from icefloe.spark.read.name_mapped import read_by_names, split_by_ids
 from icefloe.spark.session import configure_reads
@@ -200,15 +203,18 @@ def read_tasks(
             empty = empty.withColumn(POSITION_COLUMN, F.lit(None).cast("long"))
         return empty
 
-    if needs_icefloe_reader(metadata, tasks):
-        # Encrypted files: icefloe reads them in the executors, deletes included.
-        frame = read_decrypting(
+    reader = choose_reader(spark, metadata, tasks)
+    if reader.kind == "icefloe":
+        # icefloe reads the files in the executors, deletes and filter included.
+        frame = read_in_tasks(
             spark,
             io,
             metadata,
             tasks,
             read_schema,
             names.rename,
+            row_filter=row_filter,
+            reported=reader.reported_path,
             file_column=FILE_COLUMN if keep_file_columns else None,
             position_column=POSITION_COLUMN if keep_file_columns else None,
         )
@@ -217,7 +223,7 @@ def read_tasks(
             frame = frame.filter(to_spark_filter(row_filter, names.column))
     else:
         frame = _read_with_spark(
-            spark, io, metadata, tasks, read_schema, names, row_filter, keep_file_columns
+            spark, io, metadata, tasks, read_schema, names, row_filter, keep_file_columns, reader
         )
     selected = [names.column_for_field(f).alias(f.name) for f in projection.fields]
     if keep_file_columns:
@@ -234,19 +240,20 @@ def _read_with_spark(
     names: _SparkNames,
     row_filter: Expression,
     keep_file_columns: bool,
+    reader: FileReader,
 ) -> DataFrame:
     """The rows of plaintext files through Spark's Parquet reader, constants, filter and
     deletes applied in Spark."""
-    constants = _constants(read_schema, tasks, metadata)
+    constants = _constants(read_schema, tasks, metadata, reader)
     # Spark reads the file and row-index columns only when something joins on them.
     locate = keep_file_columns or bool(constants) or any(t.deletes for t in tasks)
     frame = _read_files(
-        spark, io, [t.file.file_path for t in tasks], read_schema, names, metadata, locate=locate
+        spark, io, [t.file.file_path for t in tasks], read_schema, names, metadata, reader, locate=locate
     )
     frame = _present(frame, read_schema, names, constants)
     if not isinstance(row_filter, AlwaysTrue):
         frame = frame.filter(to_spark_filter(row_filter, names.column))
-    return _deletes.apply(spark, frame, tasks, io, metadata, read_schema, names.column_by_id)
+    return _deletes.apply(spark, frame, tasks, io, metadata, read_schema, names.column_by_id, reader.schemes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,6 +400,7 @@ def _read_files(
     read_schema: Schema,
     names: _SparkNames,
     metadata: TableMetadata,
+    reader: FileReader,
     *,
     locate: bool,
 ) -> DataFrame:
@@ -405,7 +413,7 @@ def _read_files(
     )
     paths, without_ids = split_by_ids(io, metadata, paths)
     frames = [
-        read_by_names(spark, group, mapped, read_schema, names.rename, locate_columns)
+        read_by_names(spark, group, mapped, read_schema, names.rename, locate_columns, reader.schemes)
         for mapped, group in without_ids.items()
     ]
     promoted = _promoted_ids(read_schema, metadata)
@@ -426,7 +434,7 @@ def _read_files(
             spark.read.schema(schema)
             # Explicit files: no partition discovery from ``name=value`` directories.
             .option("recursiveFileLookup", "true")
-            .parquet(*[spark_input_path(p) for p in group])
+            .parquet(*[spark_input_path(p, reader.schemes) for p in group])
         )
         columns = [
             F.col(f"`{f.name}`")
@@ -480,7 +488,7 @@ def _lacks(file: Any, field_id: int) -> bool:
 
 
 def _constants(
-    read_schema: Schema, tasks: Sequence[FileScanTask], metadata: TableMetadata
+    read_schema: Schema, tasks: Sequence[FileScanTask], metadata: TableMetadata, reader: FileReader
 ) -> list[_Constant]:
     """Identity-partition values and initial defaults to fill into files that lack a column.
 
@@ -495,10 +503,12 @@ def _constants(
         for position, partition_field in enumerate(task.spec.fields):
             field_id = partition_field.source_id
             if field_id in top_level and partition_field.transform.is_identity and not _has(file, field_id):
-                found.setdefault(field_id, {})[reported_path(file.file_path)] = file.partition[position]
+                found.setdefault(field_id, {})[reader.reported_path(file.file_path)] = file.partition[
+                    position
+                ]
         for field_id, field in top_level.items():
             if field.initial_default is not None and field_id not in found and _lacks(file, field_id):
-                found.setdefault(field_id, {})[reported_path(file.file_path)] = field.initial_default
+                found.setdefault(field_id, {})[reader.reported_path(file.file_path)] = field.initial_default
     return [_Constant(top_level[i], values) for i, values in found.items()]
 
 

@@ -11,7 +11,7 @@ reads that tell the two kinds of files apart.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -66,13 +66,14 @@ def read_by_names(
     read_schema: Schema,
     rename: Any,
     locate_columns: list[Column],
+    schemes: Mapping[str, str],
 ) -> DataFrame:
     """The rows of files without ids that share the schema ``mapped`` (their Arrow schema with
     the mapping's ids), as columns of ``read_schema`` named by ``rename(field)``."""
     frame = (
         spark.read.option("recursiveFileLookup", "true")
         .option("mergeSchema", "false")
-        .parquet(*[spark_input_path(p) for p in paths])
+        .parquet(*[spark_input_path(p, schemes) for p in paths])
     )
     by_id = {field_id_of(f): f for f in mapped}
     columns = []

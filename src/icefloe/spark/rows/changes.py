@@ -38,6 +38,7 @@ from icefloe.expressions.model import AlwaysFalse, AlwaysTrue
 from icefloe.scan import FileScanTask, plan_files
 from icefloe.spark.jobs import removed_unless_committed
 from icefloe.spark.paths import reported_path
+from icefloe.spark.read.choice import hadoop_schemes
 from icefloe.spark.read.frames import FILE_COLUMN, POSITION_COLUMN, read_tasks
 from icefloe.spark.rows.assignments import check_assignments, literal_columns, unresolved
 from icefloe.spark.rows.conditions import Condition, table_condition
@@ -89,9 +90,12 @@ def _live_rows(spark: SparkSession, table: Table, tasks: Sequence[FileScanTask])
     )
 
 
-def _positions(changed: DataFrame, tasks: Sequence[FileScanTask]) -> list[tuple[FileScanTask, np.ndarray]]:
-    """The changed rows' positions, per task (collected to the driver as Arrow)."""
-    by_path = {reported_path(t.file.file_path): t for t in tasks}
+def _positions(
+    changed: DataFrame, tasks: Sequence[FileScanTask], schemes: Mapping[str, str]
+) -> list[tuple[FileScanTask, np.ndarray]]:
+    """The changed rows' positions, per task (collected to the driver as Arrow); ``schemes``:
+    the read's Hadoop schemes, which the file column's paths carry."""
+    by_path = {reported_path(t.file.file_path, schemes): t for t in tasks}
     located = changed.select(FILE_COLUMN, POSITION_COLUMN).toArrow()
     if located.num_rows == 0:
         return []
@@ -145,7 +149,7 @@ def apply_change(
         return _append(spark, table, new_rows, target)
     metadata = table.metadata
     mode, isolation = change_mode(metadata, kind), change_isolation(metadata, kind)
-    partial = _positions(changed, tasks)
+    partial = _positions(changed, tasks, hadoop_schemes(spark, metadata))
     found = FoundRows(snapshot, whole=list(whole), partial=partial)
     found.matched_rows = sum(len(p) for _, p in partial) + sum(f.record_count for f in whole)
     written = WrittenFiles()

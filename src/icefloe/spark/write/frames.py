@@ -46,6 +46,7 @@ from icefloe.spark.jobs import (
     task_error,
 )
 from icefloe.spark.paths import reported_path
+from icefloe.spark.read.choice import hadoop_schemes
 from icefloe.spark.read.frames import FILE_COLUMN, read_tasks
 from icefloe.spark.rows.conditions import table_condition
 from icefloe.spark.tables import resolve_table
@@ -204,7 +205,8 @@ def overwrite_scope(spark: SparkSession, table: Table, where: Expression | str |
         .filter("matching > 0")
         .collect()
     )
-    by_path = {reported_path(t.file.file_path): t.file for t in tasks}
+    schemes = hadoop_schemes(spark, metadata)
+    by_path = {reported_path(t.file.file_path, schemes): t.file for t in tasks}
     partial = [by_path[row[FILE_COLUMN]].file_path for row in counts if row["matching"] < row["rows"]]
     if partial:
         raise ValidationException(
