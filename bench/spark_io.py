@@ -22,6 +22,11 @@ by every writer): ``isp.write(df, fresh_table)`` against ``df.write.parquet(path
 the same codec and level (``--codec``, ``--level``); then a nested case with an
 ``array<bigint>`` and a ``map<string,double>`` column added (``--nested-fraction`` of the rows).
 
+**The in-task reader** (``ice-tasks``, off with ``--no-in-tasks``): ``isp.read`` forced onto
+icefloe's Arrow reader in the Spark tasks (``icefloe.spark.reader=icefloe``, what tables on a
+store Spark's Hadoop cannot open take) on the same local files; its ratio to ``spark``
+(Spark's own Parquet over the files) is printed under each read (target at most 1.5x).
+
 **Java** (``--java``, on when ``java`` is installed): Apache Iceberg 1.9.2 on Spark 3.5.7, the
 interop harness's engine (``tests/interop/engines.py``; built on first use under
 ``~/.cache/icefloe/engines``), in its own JVM, one run at a time with ours: it reads the same
@@ -318,6 +323,16 @@ def icefloe_read(spark: SparkSession, source: Source, query: Query) -> Any:
     return isp.read(spark, source.table, filter=query.where).selectExpr(*query.select).collect()
 
 
+def in_tasks_read(spark: SparkSession, source: Source, query: Query) -> Any:
+    """``isp.read`` forced onto icefloe's Arrow reader in the Spark tasks (the reader of tables
+    whose store Spark's Hadoop cannot open), on the same local files."""
+    spark.conf.set("icefloe.spark.reader", "icefloe")
+    try:
+        return icefloe_read(spark, source, query)
+    finally:
+        spark.conf.unset("icefloe.spark.reader")
+
+
 def spark_read(spark: SparkSession, source: Source, query: Query) -> Any:
     df = spark.read.parquet(*[spark_input_path(p) for p in source.paths])
     if query.where:
@@ -383,6 +398,8 @@ def run_reads(
         "icefloe": lambda q: timed(lambda: as_text(icefloe_read(spark, source, q))),
         "spark": lambda q: timed(lambda: as_text(spark_read(spark, source, q))),
     }
+    if not args.no_in_tasks:
+        readers["ice-tasks"] = lambda q: timed(lambda: as_text(in_tasks_read(spark, source, q)))
     if args.diagnose:
         readers["ice-plan"] = lambda q: timed(lambda: plan_only(spark, source, q))
         readers["ids"] = lambda q: timed(
@@ -689,6 +706,10 @@ def render(cases: list[Case]) -> str:
                 ]
             )
             first = False
+        tasks, spark_runs = case.runs.get("ice-tasks"), case.runs.get("spark")
+        if tasks is not None and spark_runs is not None:
+            rows.append(["", "(ice-tasks / spark)", "", "", "", "", f"{tasks.best / spark_runs.best:.2f}x"])
+            rows[-1] += [f"{tasks.median / spark_runs.median:.2f}x", ""]
         java, old_spark = case.runs.get("java-iceberg"), case.runs.get("spark-3.5")
         if java is not None and old_spark is not None:
             rows.append(
@@ -750,6 +771,11 @@ def main(argv: list[str]) -> int:
         "--java", action=argparse.BooleanOptionalAction, default=shutil.which("java") is not None
     )
     parser.add_argument("--diagnose", action="store_true", help="add the variants that show where time goes")
+    parser.add_argument(
+        "--no-in-tasks",
+        action="store_true",
+        help="leave out ice-tasks: isp.read forced onto icefloe's reader in the tasks (icefloe.spark.reader=icefloe)",
+    )
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="2g", help="as the Java engine's (2g)")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
