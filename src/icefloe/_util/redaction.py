@@ -17,10 +17,12 @@ address, a switch or an id (``s3.session-token-expires-at-ms``, ``s3.access-key-
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from collections.abc import Iterable, Mapping
 
-__all__ = ["MASK", "is_secret", "redact", "redact_text", "secret_values"]
+__all__ = ["MASK", "hide_in_library_logs", "is_secret", "redact", "redact_text", "secret_values"]
 
 #: What a secret value is shown as.
 MASK = "****"
@@ -69,3 +71,50 @@ def redact_text(text: str, secrets: Iterable[str]) -> str:
         if value:
             text = text.replace(value, MASK)
     return text
+
+
+# ---- secrets in other libraries' log lines ------------------------------------------------------
+
+_logged_secrets: set[str] = set()
+_lock = threading.Lock()
+
+
+class _MaskLoggedSecrets(logging.Filter):
+    """Masks the secrets icefloe handed a library in the records that library logs (botocore
+    logs its signed requests at DEBUG: the session token and signatures in clear)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = _logged_secrets
+        if not secrets:
+            return True
+        text = record.getMessage()
+        if any(value in text for value in secrets):
+            record.msg, record.args = redact_text(text, secrets), None
+        return True
+
+
+_MASK_FILTER = _MaskLoggedSecrets()
+
+
+def hide_in_library_logs(logger_prefix: str, secrets: Iterable[str]) -> None:
+    """Mask ``secrets`` in every record of the loggers named ``logger_prefix`` and below.
+
+    A logger's filters see only the records logged on that logger (not its children's), so the
+    filter goes on each logger that exists now: call this after the library's modules are
+    imported (after creating its client). The filter costs nothing unless a record is logged,
+    which a library does at DEBUG only when the user enabled it.
+    """
+    values = [v for v in secrets if v and len(v) >= 4]
+    if not values:
+        return
+    with _lock:
+        _logged_secrets.update(values)
+        names = [
+            n
+            for n in list(logging.root.manager.loggerDict)
+            if n == logger_prefix or n.startswith(logger_prefix + ".")
+        ]
+        for name in names:
+            logger = logging.getLogger(name)
+            if _MASK_FILTER not in logger.filters:
+                logger.addFilter(_MASK_FILTER)

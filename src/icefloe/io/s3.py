@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from icefloe._util.redaction import hide_in_library_logs
 from icefloe.errors import (
     FileAlreadyExistsError,
     FileIOError,
@@ -162,7 +163,7 @@ class S3Config:
         if endpoint and "://" not in endpoint:
             endpoint = f"https://{endpoint}"  # pyarrow's default scheme for a bare host:port
         style = {None: "auto", True: "path", False: "virtual"}[self.path_style_access]
-        return botocore.session.get_session().create_client(
+        client = botocore.session.get_session().create_client(
             "s3",
             endpoint_url=endpoint,
             region_name=self.region,
@@ -174,6 +175,9 @@ class S3Config:
                 retries={"mode": "standard", "total_max_attempts": self.num_retries + 1},
             ),
         )
+        # botocore logs signed requests (the session token in clear) at DEBUG.
+        hide_in_library_logs("botocore", [self.secret_access_key or "", self.session_token or ""])
+        return client
 
 
 def put_if_absent(client: Any, location: str, data: bytes) -> None:
