@@ -36,17 +36,17 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from support.servers import free_port, serve
 
 if TYPE_CHECKING:
     from interop.engines import DuckDBEngine, JavaEngine, PyIcebergEngine
@@ -156,12 +156,6 @@ def _postgres_bindir() -> Path | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class _Postgres:
     """One throwaway server: initdb into a temp folder, start, create a database; stop, delete."""
 
@@ -221,7 +215,7 @@ class _Postgres:
         )
         error: Exception | None = None
         for _attempt in range(3):  # a port picked free may be taken by the time the server binds
-            self.port = _free_port()
+            self.port = free_port()
             options = (
                 f"-p {self.port} -c listen_addresses=127.0.0.1 -k {sockets} -c fsync=off "
                 "-c synchronous_commit=off -c full_page_writes=off"
@@ -301,41 +295,15 @@ def _moto_server_binary() -> str | None:
     return shutil.which("moto_server")
 
 
-def _wait_until_listening(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"moto_server exited with code {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"moto_server did not listen on port {port} within {timeout}s")
-
-
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
     """``http://127.0.0.1:<port>`` of a moto S3 server started for this session."""
     binary = _moto_server_binary()
     if binary is None:
         pytest.skip("moto_server not installed (pip install 'moto[server]')")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [binary, "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_until_listening(port, proc, timeout=30)
+    port = free_port()
+    with serve([binary, "-H", "127.0.0.1", "-p", str(port)], port, "moto_server"):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture
@@ -371,40 +339,15 @@ AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1
 NODE_CACHE = Path(os.environ.get("ICEFLOE_NODE_CACHE", Path.home() / ".cache" / "icefloe" / "node"))
 
 
-@contextlib.contextmanager
-def _serve(argv: list[str], port: int, name: str) -> Iterator[None]:
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{name} exited with code {proc.returncode}: {' '.join(argv)}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{name} did not listen on port {port} within 30s") from None
-                time.sleep(0.1)
-        yield
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture(scope="session")
 def gcs_endpoint() -> Iterator[str]:
     """``http://127.0.0.1:<port>`` of a gcp-storage-emulator (in memory) for this session."""
     binary = Path(sys.executable).parent / "gcp-storage-emulator"
     if not binary.is_file():
         pytest.skip("gcp-storage-emulator not installed (pip install gcp-storage-emulator)")
-    port = _free_port()
+    port = free_port()
     argv = [str(binary), "start", "-H", "127.0.0.1", "--port", str(port), "--in-memory", "-q"]
-    with _serve(argv, port, "gcp-storage-emulator"):
+    with serve(argv, port, "gcp-storage-emulator"):
         yield f"http://127.0.0.1:{port}"
 
 
@@ -431,8 +374,8 @@ def _azurite_binary() -> Path:
 def azurite_endpoint() -> Iterator[str]:
     """``http://127.0.0.1:<port>`` of Azurite's blob service (in memory) for this session."""
     binary = _azurite_binary()
-    port = _free_port()
+    port = free_port()
     argv = [str(binary), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence"]
     argv += ["--skipApiVersionCheck", "--loose", "--silent", "--disableTelemetry"]
-    with _serve(argv, port, "Azurite"):
+    with serve(argv, port, "Azurite"):
         yield f"http://127.0.0.1:{port}"

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-import socket
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +21,7 @@ import pytest
 
 import icefloe
 from icefloe.manifests import read_manifest
+from support.servers import free_port, serve
 
 ACCESS_KEY = "s3-table-key"
 SECRET_KEY = "s3-table-secret"
@@ -51,12 +49,6 @@ def _rows(ids: range, day: dt.date) -> pa.Table:
     )
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def s3_endpoint() -> Iterator[str]:
     """A moto S3 server on 127.0.0.1 for this module."""
@@ -64,28 +56,9 @@ def s3_endpoint() -> Iterator[str]:
     found = str(binary) if binary.is_file() else shutil.which("moto_server")
     if found is None:
         pytest.skip("moto_server not installed (pip install 'moto[server]')")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [found, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, f"moto_server exited with code {proc.returncode}"
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "moto_server did not start listening"
-                time.sleep(0.1)
+    port = free_port()
+    with serve([found, "-H", "127.0.0.1", "-p", str(port)], port, "moto_server"):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture
