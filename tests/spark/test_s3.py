@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import botocore.session
 import pytest
 from pyspark.sql import functions as F
 
@@ -23,6 +22,7 @@ from icefloe import spark as isp
 from icefloe.spark.read import hadoop_probe
 from icefloe.table.table import Table
 from support.catalogs import ARROW_SCHEMA, rows
+from support.s3_tables import s3_sql_catalog, stored_locations
 from support.spark import sorted_tuples, spark_rows
 
 MODES = ("copy-on-write", "merge-on-read")
@@ -30,30 +30,7 @@ MODES = ("copy-on-write", "merge-on-read")
 
 @pytest.fixture
 def s3_catalog(s3_properties: dict[str, str], tmp_path: Path) -> icefloe.Catalog:
-    properties = {k: v for k, v in s3_properties.items() if k != "test.bucket"}
-    catalog = icefloe.load_catalog(
-        "s3_spark",
-        type="sql",
-        uri=f"sqlite:///{tmp_path / 'catalog.db'}",
-        warehouse=f"s3://{s3_properties['test.bucket']}/wh",
-        **properties,
-    )
-    catalog.create_namespace("db")
-    return catalog
-
-
-def _objects(s3_properties: dict[str, str], prefix: str) -> list[str]:
-    client = botocore.session.get_session().create_client(
-        "s3",
-        endpoint_url=s3_properties["s3.endpoint"],
-        region_name=s3_properties["s3.region"],
-        aws_access_key_id=s3_properties["s3.access-key-id"],
-        aws_secret_access_key=s3_properties["s3.secret-access-key"],
-    )
-    listed = client.list_objects_v2(Bucket=s3_properties["test.bucket"], Prefix=prefix)
-    # Keys ending in "/" are the empty directory markers Arrow's S3 filesystem leaves behind
-    # when it deletes a folder's last object: not files.
-    return sorted(item["Key"] for item in listed.get("Contents", []) if not item["Key"].endswith("/"))
+    return s3_sql_catalog("s3_spark", s3_properties, tmp_path)
 
 
 @pytest.mark.every_session
@@ -70,8 +47,7 @@ def test_spark_writes_and_reads_a_table_on_s3(
     assert data_files and all(
         p.startswith(f"s3://{s3_properties['test.bucket']}/wh/db/events/data/") for p in data_files
     )
-    stored = _objects(s3_properties, "wh/db/events/data/")
-    assert sorted("s3://" + s3_properties["test.bucket"] + "/" + key for key in stored) == sorted(data_files)
+    assert stored_locations(s3_properties, "wh/db/events/data/") == set(data_files)
     assert sorted_tuples(table.new_scan().to_arrow()) == sorted_tuples(data)
 
     # Reading on the executors through the data source, with the catalog named by options.
@@ -126,7 +102,7 @@ def test_failed_spark_write_to_s3_leaves_no_objects(
     with pytest.raises(Exception, match="boom"):
         isp.write(failing, table)
     assert table.current_snapshot() is None
-    assert _objects(s3_properties, "wh/db/failing/data/") == []
+    assert stored_locations(s3_properties, "wh/db/failing/data/") == set()
 
 
 def _changes_table(catalog: icefloe.Catalog, version: int, mode: str) -> Table:

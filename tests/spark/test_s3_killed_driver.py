@@ -18,12 +18,11 @@ import textwrap
 import time
 from pathlib import Path
 
-import botocore.session
 import pyarrow as pa
 import pytest
 
 import icefloe
-from icefloe.table.table import Table
+from support.s3_tables import referenced_locations, stored_locations
 
 pytestmark = pytest.mark.slow
 
@@ -57,27 +56,6 @@ _DRIVER = textwrap.dedent(
     print("committed", flush=True)
     """
 )
-
-
-def _objects(s3: dict[str, str], prefix: str) -> set[str]:
-    client = botocore.session.get_session().create_client(
-        "s3",
-        endpoint_url=s3["s3.endpoint"],
-        region_name=s3["s3.region"],
-        aws_access_key_id=s3["s3.access-key-id"],
-        aws_secret_access_key=s3["s3.secret-access-key"],
-    )
-    found: set[str] = set()
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=s3["test.bucket"], Prefix=prefix):
-        found |= {f"s3://{s3['test.bucket']}/{o['Key']}" for o in page.get("Contents", [])}
-    return found
-
-
-def _referenced(table: Table) -> set[str]:
-    files = {row["file_path"] for row in table.inspect.all_files().to_pylist()}
-    manifests = {row["path"] for row in table.inspect.all_manifests().to_pylist()}
-    lists = {s.manifest_list for s in table.metadata.snapshots if s.manifest_list}
-    return files | manifests | lists | {table.metadata_location}
 
 
 def _kill_while_running(properties: dict[str, str], step: str, tmp_path: Path) -> None:
@@ -133,7 +111,9 @@ def test_a_killed_driver_leaves_the_table_whole(
     # Nothing was committed: the table is as it was, no batch half there.
     assert table.current_snapshot() == snapshot
     assert table.new_scan().to_arrow().sort_by("id").equals(before)
-    assert _referenced(table) <= _objects(s3_properties, "wh/db/t/")
+    assert referenced_locations(table) | {table.metadata_location} <= stored_locations(
+        s3_properties, "wh/db/t/"
+    )
     # The next commit goes through.
     table.append(pa.table({"id": [500], "v": ["after"]}, schema=_SCHEMA))
     assert table.new_scan().to_arrow().num_rows == 101

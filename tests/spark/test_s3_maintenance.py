@@ -13,59 +13,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-import botocore.session
 import pyarrow as pa
 import pytest
 
-import icefloe
 from icefloe import spark as isp
 from icefloe.table.table import Table
+from support.s3_tables import referenced_locations, s3_client, s3_sql_catalog, stored_locations
 from support.spark import sorted_tuples
 
 _SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("day", pa.string())])
-
-
-def _client(s3: dict[str, str]) -> Any:
-    return botocore.session.get_session().create_client(
-        "s3",
-        endpoint_url=s3["s3.endpoint"],
-        region_name=s3["s3.region"],
-        aws_access_key_id=s3["s3.access-key-id"],
-        aws_secret_access_key=s3["s3.secret-access-key"],
-    )
-
-
-def _objects(s3: dict[str, str], prefix: str) -> set[str]:
-    """``s3://`` locations of the bucket's objects under ``prefix`` (directory markers left out)."""
-    paginator = _client(s3).get_paginator("list_objects_v2")
-    found: set[str] = set()
-    for page in paginator.paginate(Bucket=s3["test.bucket"], Prefix=prefix):
-        found |= {f"s3://{s3['test.bucket']}/{o['Key']}" for o in page.get("Contents", [])}
-    return {location for location in found if not location.endswith("/")}
-
-
-def _referenced(table: Table) -> set[str]:
-    """Every file the table's snapshots reach: data and delete files, manifests, manifest lists."""
-    return (
-        {row["file_path"] for row in table.inspect.all_files().to_pylist()}
-        | {row["path"] for row in table.inspect.all_manifests().to_pylist()}
-        | {s.manifest_list for s in table.metadata.snapshots if s.manifest_list}
-    )
 
 
 @pytest.fixture
 def s3_table(s3_properties: dict[str, str], tmp_path: Path) -> Table:
     """A v2 merge-on-read table in the bucket, partitioned by day: three appends and a
     position delete through the plain-Python API."""
-    properties = {k: v for k, v in s3_properties.items() if k != "test.bucket"}
-    catalog = icefloe.load_catalog(
-        "s3_maintenance",
-        type="sql",
-        uri=f"sqlite:///{tmp_path / 'catalog.db'}",
-        warehouse=f"s3://{s3_properties['test.bucket']}/wh",
-        **properties,
-    )
-    catalog.create_namespace("db")
+    catalog = s3_sql_catalog("s3_maintenance", s3_properties, tmp_path)
     table = catalog.create_table(
         "db.t",
         _SCHEMA,
@@ -107,8 +70,8 @@ def test_maintenance_actions_on_s3(spark: Any, s3_table: Table, s3_properties: d
     assert expired.deleted_manifest_lists_count >= 1
     table.refresh()
     assert len(table.metadata.snapshots) == 1
-    stored = _objects(s3_properties, "wh/db/t/")
-    assert _referenced(table) <= stored
+    stored = stored_locations(s3_properties, "wh/db/t/")
+    assert referenced_locations(table) <= stored
     assert _rows(table) == before
 
 
@@ -122,7 +85,7 @@ def test_remove_orphan_files_on_s3_takes_s3a_as_s3(
     table = s3_table
     bucket = s3_properties["test.bucket"]
     orphan = f"s3://{bucket}/wh/db/t/data/day=a/orphan-00000.parquet"
-    _client(s3_properties).put_object(Bucket=bucket, Key=orphan.split("/", 3)[3], Body=b"not referenced")
+    s3_client(s3_properties).put_object(Bucket=bucket, Key=orphan.split("/", 3)[3], Body=b"not referenced")
     later = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=1)
 
     for location in (None, f"s3a://{bucket}/wh/db/t"):
@@ -130,5 +93,5 @@ def test_remove_orphan_files_on_s3_takes_s3a_as_s3(
             spark, table, older_than=later, location=location, dry_run=True
         )
         assert [p.rsplit("/", 1)[-1] for p in found.orphan_file_locations] == ["orphan-00000.parquet"]
-    assert orphan in _objects(s3_properties, "wh/db/t/")
-    assert _referenced(table) <= _objects(s3_properties, "wh/db/t/")
+    assert orphan in stored_locations(s3_properties, "wh/db/t/")
+    assert referenced_locations(table) <= stored_locations(s3_properties, "wh/db/t/")

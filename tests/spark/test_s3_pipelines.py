@@ -32,6 +32,7 @@ from icefloe.table.table import Table
 from interop.engines import DuckDBEngine, PyIcebergEngine, ensure_environment
 from interop.normalize import normalize_arrow, normalize_rows
 from support.catalogs import ARROW_SCHEMA, rows
+from support.s3_tables import fileio_properties, s3_sql_catalog
 from support.spark import sorted_tuples, spark_rows
 
 _IDS = pa.schema([pa.field("id", pa.int64()), pa.field("s", pa.string())])
@@ -41,22 +42,10 @@ def _ids(ids: list[int]) -> pa.Table:
     return pa.table({"id": ids, "s": [f"v{i}" for i in ids]}, schema=_IDS)
 
 
-def _fileio_properties(s3_properties: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in s3_properties.items() if k != "test.bucket"}
-
-
 @pytest.fixture
 def s3_catalog(s3_properties: dict[str, str], tmp_path: Path) -> Iterator[icefloe.Catalog]:
     # A name of its own per test: the data source's registered catalogs are process-wide.
-    catalog = icefloe.load_catalog(
-        f"s3_pipes_{uuid.uuid4().hex[:8]}",
-        type="sql",
-        uri=f"sqlite:///{tmp_path / 'catalog.db'}",
-        warehouse=f"s3://{s3_properties['test.bucket']}/wh",
-        **_fileio_properties(s3_properties),
-    )
-    catalog.create_namespace("db")
-    yield catalog
+    yield s3_sql_catalog(f"s3_pipes_{uuid.uuid4().hex[:8]}", s3_properties, tmp_path)
 
 
 def _in_bucket(table: Table, s3_properties: dict[str, str]) -> bool:
@@ -206,7 +195,7 @@ def _pyiceberg_rows(
     engine: PyIcebergEngine, location: str, s3_properties: dict[str, str], columns: list[str]
 ) -> list[Any]:
     return list(
-        engine.exec(_PYICEBERG_READ, location=location, s3=_fileio_properties(s3_properties), columns=columns)
+        engine.exec(_PYICEBERG_READ, location=location, s3=fileio_properties(s3_properties), columns=columns)
     )
 
 
@@ -301,7 +290,7 @@ def test_table_pyiceberg_writes_to_s3_is_changed_from_spark(
         _PYICEBERG_WRITE,
         uri=f"sqlite:///{tmp_path / 'pyiceberg.db'}",
         warehouse=f"s3://{s3_properties['test.bucket']}/pyiceberg",
-        s3=_fileio_properties(s3_properties),
+        s3=fileio_properties(s3_properties),
     )
     assert str(location).startswith(f"s3://{s3_properties['test.bucket']}/pyiceberg/")
     table = s3_catalog.register_table("db.from_pyiceberg", str(location))
