@@ -47,13 +47,18 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _read_json_file(path: str, what: str) -> Any:
+    """The JSON document in ``path``; ValidationError naming ``what`` file it was."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValidationError(f"cannot read the {what} file {path}: {exc}") from exc
+
+
 def _read_auth(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
-    try:
-        auth = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise ValidationError(f"cannot read the auth file {path}: {exc}") from exc
+    auth = _read_json_file(path, "auth")
     if not isinstance(auth, dict):
         raise ValidationError(f"the auth file {path} must hold a JSON object of principals")
     return auth
@@ -62,10 +67,7 @@ def _read_auth(path: str | None) -> dict[str, Any] | None:
 def _read_storage_credentials(path: str | None) -> dict[str, dict[str, str]] | None:
     if path is None:
         return None
-    try:
-        document = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise ValidationError(f"cannot read the storage credentials file {path}: {exc}") from exc
+    document = _read_json_file(path, "storage credentials")
     if not isinstance(document, dict) or not all(
         isinstance(p, str) and isinstance(c, dict) and all(isinstance(v, str) for v in c.values())
         for p, c in document.items()
