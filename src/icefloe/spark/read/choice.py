@@ -17,6 +17,7 @@ session and bucket).
 
 from __future__ import annotations
 
+import dataclasses
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,10 +30,13 @@ from icefloe.io.fileio import split_scheme
 from icefloe.scan.tasks import FileScanTask
 from icefloe.spark.paths import DEFAULT_HADOOP_SCHEMES, hadoop_scheme, parse_hadoop_schemes, reported_path
 from icefloe.spark.read.hadoop_probe import can_open
+from icefloe.spec import types as it
+from icefloe.spec.manifest import DataFile
 from icefloe.spec.properties import SPARK_HADOOP_SCHEMES, SPARK_READER
+from icefloe.spec.schema import index_by_id
 from icefloe.spec.table_metadata import TableMetadata
 
-__all__ = ["FileReader", "choose_reader", "hadoop_schemes"]
+__all__ = ["FileReader", "choose_reader", "hadoop_schemes", "nan_safe_options"]
 
 _READERS = ("auto", "spark", "icefloe")
 
@@ -43,6 +47,8 @@ class FileReader:
 
     kind: Literal["spark", "icefloe"]
     schemes: Mapping[str, str]
+    #: Options of Spark's Parquet reader for these files (see :func:`nan_safe_options`).
+    parquet_options: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def reported_path(self, location: str) -> str:
         """The file column's value for rows of ``location`` (both readers report this)."""
@@ -81,11 +87,51 @@ def choose_reader(spark: SparkSession, metadata: TableMetadata, tasks: Sequence[
     schemes = hadoop_schemes(spark, metadata)
     if choice == "icefloe" or _encrypted(tasks):
         return FileReader("icefloe", schemes)
-    if choice == "spark":
-        return FileReader("spark", schemes)
-    stores = {_store(location, schemes) for location in _locations(tasks)}
-    opens = all(store is None or can_open(spark, *store) for store in sorted(stores, key=str))
-    return FileReader("spark" if opens else "icefloe", schemes)
+    if choice != "spark":
+        stores = {_store(location, schemes) for location in _locations(tasks)}
+        if not all(store is None or can_open(spark, *store) for store in sorted(stores, key=str)):
+            return FileReader("icefloe", schemes)
+    return FileReader("spark", schemes, nan_safe_options(metadata, tasks))
+
+
+#: Parquet-mr's row-group and page skipping by statistics, column indexes and dictionaries.
+_SKIPPING_OFF = {
+    "parquet.filter.stats.enabled": "false",
+    "parquet.filter.columnindex.enabled": "false",
+    "parquet.filter.dictionary.enabled": "false",
+}
+
+
+def nan_safe_options(metadata: TableMetadata, tasks: Sequence[FileScanTask]) -> Mapping[str, str]:
+    """Spark's Parquet reader skipping off where a float or double column may hold NaN.
+
+    Parquet's statistics leave NaN out of a column's min and max, and parquet-mr's skipping
+    compares the filter's value with them as if nothing else were there: ``x > 100`` or
+    ``x = double('NaN')`` skip row groups whose only match is a NaN, which Spark orders above
+    every number (measured on Spark 4.x). icefloe's own reader keeps them; so does Spark's once
+    it evaluates each row. Tables without NaN (known from the files' ``nan_value_counts``) keep
+    the skipping."""
+    float_ids = {
+        field.field_id
+        for schema in metadata.schemas
+        for field in index_by_id(schema).values()
+        if isinstance(field.field_type, (it.FloatType, it.DoubleType))
+    }
+    return _SKIPPING_OFF if any(_may_hold_nan(task.file, float_ids) for task in tasks) else {}
+
+
+def _may_hold_nan(file: DataFile, float_ids: set[int]) -> bool:
+    """Whether one of the columns may hold NaN in ``file``: its NaN count says so, or the file
+    has the column (or no value counts) and no NaN count for it."""
+    nans = file.nan_value_counts or {}
+    values = file.value_counts
+    for field_id in float_ids:
+        count = nans.get(field_id)
+        if count is None and (values is None or field_id in values):
+            return True
+        if count:
+            return True
+    return False
 
 
 def _encrypted(tasks: Sequence[FileScanTask]) -> bool:

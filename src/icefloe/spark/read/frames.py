@@ -63,7 +63,7 @@ from icefloe.spec.schema import Schema, index_by_name, prune_columns
 from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.table import Table
 
-__all__ = ["FILE_COLUMN", "POSITION_COLUMN", "read", "read_tasks"]
+__all__ = ["FILE_COLUMN", "POSITION_COLUMN", "configured_scan", "read", "read_tasks"]
 
 #: Helper columns the reader adds (and drops): the file a row came from, as Spark reports it,
 #: and the row's position in that file.
@@ -126,6 +126,45 @@ def read(
             case_sensitive=case_sensitive,
         )
     resolved = resolve_table(table)
+    scan = configured_scan(
+        spark,
+        resolved,
+        snapshot_id=snapshot_id,
+        ref=ref,
+        as_of=as_of,
+        from_snapshot_id=from_snapshot_id,
+        to_snapshot_id=to_snapshot_id,
+    )
+    scan = scan.case_sensitive(case_sensitive)
+    if filter is not None:
+        scan = scan.filter(filter)
+    if columns is not None:
+        scan = scan.select(*columns)
+    table_schema = scan.table_schema()
+    bound = bind(table_schema, scan.row_filter, case_sensitive=case_sensitive)
+    return read_tasks(
+        spark,
+        resolved.metadata,
+        resolved.io(),
+        scan.plan_files(),
+        table_schema=table_schema,
+        projection=scan.schema(),
+        row_filter=bound,
+    )
+
+
+def configured_scan(
+    spark: SparkSession,
+    resolved: Table,
+    *,
+    snapshot_id: int | None = None,
+    ref: str | None = None,
+    as_of: int | dt.datetime | None = None,
+    from_snapshot_id: int | None = None,
+    to_snapshot_id: int | None = None,
+) -> Any:
+    """The scan :func:`read` plans for these time-travel arguments (its ``table_schema()`` is
+    the schema the read's columns and filter are by)."""
     incremental = from_snapshot_id is not None or to_snapshot_id is not None
     if incremental and (snapshot_id is not None or ref is not None or as_of is not None):
         raise UnsupportedFeatureError(
@@ -149,22 +188,7 @@ def read(
             scan = scan.use_ref(ref)
         if as_of is not None:
             scan = scan.as_of_time(as_of)
-    scan = scan.case_sensitive(case_sensitive)
-    if filter is not None:
-        scan = scan.filter(filter)
-    if columns is not None:
-        scan = scan.select(*columns)
-    table_schema = scan.table_schema()
-    bound = bind(table_schema, scan.row_filter, case_sensitive=case_sensitive)
-    return read_tasks(
-        spark,
-        resolved.metadata,
-        resolved.io(),
-        scan.plan_files(),
-        table_schema=table_schema,
-        projection=scan.schema(),
-        row_filter=bound,
-    )
+    return scan
 
 
 def read_tasks(
@@ -413,7 +437,7 @@ def _read_files(
     )
     paths, without_ids = split_by_ids(io, metadata, paths)
     frames = [
-        read_by_names(spark, group, mapped, read_schema, names.rename, locate_columns, reader.schemes)
+        read_by_names(spark, group, mapped, read_schema, names.rename, locate_columns, reader)
         for mapped, group in without_ids.items()
     ]
     promoted = _promoted_ids(read_schema, metadata)
@@ -432,6 +456,7 @@ def _read_files(
             )
         frame = (
             spark.read.schema(schema)
+            .options(**reader.parquet_options)
             # Explicit files: no partition discovery from ``name=value`` directories.
             .option("recursiveFileLookup", "true")
             .parquet(*[spark_input_path(p, reader.schemes) for p in group])

@@ -11,7 +11,7 @@ reads that tell the two kinds of files apart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -24,6 +24,7 @@ from icefloe.arrow.schema import apply_name_mapping, field_id_of
 from icefloe.io import FileIO
 from icefloe.serde.name_mapping_json import loads_name_mapping
 from icefloe.spark.paths import spark_input_path
+from icefloe.spark.read.choice import FileReader
 from icefloe.spark.types import to_spark_type
 from icefloe.spec import types as it
 from icefloe.spec.properties import DEFAULT_NAME_MAPPING
@@ -66,14 +67,15 @@ def read_by_names(
     read_schema: Schema,
     rename: Any,
     locate_columns: list[Column],
-    schemes: Mapping[str, str],
+    reader: FileReader,
 ) -> DataFrame:
     """The rows of files without ids that share the schema ``mapped`` (their Arrow schema with
     the mapping's ids), as columns of ``read_schema`` named by ``rename(field)``."""
     frame = (
-        spark.read.option("recursiveFileLookup", "true")
+        spark.read.options(**reader.parquet_options)
+        .option("recursiveFileLookup", "true")
         .option("mergeSchema", "false")
-        .parquet(*[spark_input_path(p, schemes) for p in paths])
+        .parquet(*[spark_input_path(p, reader.schemes) for p in paths])
     )
     by_id = {field_id_of(f): f for f in mapped}
     columns = []

@@ -67,7 +67,7 @@ from icefloe.spark.read.filters import to_spark_filter
 from icefloe.spec import types as it
 from icefloe.spec.schema import Schema
 
-__all__ = ["Condition", "merge_target_filter", "table_condition"]
+__all__ = ["Condition", "implied_filter", "merge_target_filter", "table_condition"]
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ISO_TIMESTAMP = re.compile(
@@ -154,6 +154,15 @@ def merge_target_filter(
         source_alias=source_alias,
         source_columns=source_columns,
     )
+    node = converter.parse(condition)
+    return always_true() if node is None else converter.implied(node)
+
+
+def implied_filter(spark: SparkSession, schema: Schema, condition: str, *, alias: str) -> Expression:
+    """An Iceberg filter true on every row of a table (``alias`` in the statement, or its
+    columns unqualified) where the Spark SQL ``condition`` is true: the conjuncts that convert
+    (``always_true()`` when none do)."""
+    converter = _Converter(schema, spark, text=condition, target_alias=alias)
     node = converter.parse(condition)
     return always_true() if node is None else converter.implied(node)
 

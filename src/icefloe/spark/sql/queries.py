@@ -22,9 +22,10 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from icefloe.errors import UnsupportedFeatureError
-from icefloe.spark.read.frames import read
+from icefloe.spark.read.frames import configured_scan, read
 from icefloe.spark.read.metadata_tables import metadata_table_frame
 from icefloe.spark.sql.parse import parse
+from icefloe.spark.sql.pushdown import named_identifiers, read_columns, where_filter
 from icefloe.spark.sql.resolve import Resolver, TableRef, name_parts
 
 __all__ = ["empty_result", "ref_frame", "replace_tables", "run_frames", "run_query", "time_travel", "to_sql"]
@@ -59,8 +60,19 @@ def time_travel(spark: SparkSession, version: exp.Expression | None) -> dict[str
     raise UnsupportedFeatureError(f"time travel '{kind} AS OF' is not supported")
 
 
-def ref_frame(spark: SparkSession, resolver: Resolver, ref: TableRef, travel: dict[str, Any]) -> DataFrame:
-    """The DataFrame of what a resolved table name reads."""
+def ref_frame(
+    spark: SparkSession,
+    resolver: Resolver,
+    ref: TableRef,
+    travel: dict[str, Any],
+    *,
+    node: exp.Table | None = None,
+    identifiers: frozenset[str] | None = None,
+) -> DataFrame:
+    """The DataFrame of what a resolved table name reads.
+
+    Given the statement's table ``node`` and the ``identifiers`` it names, only the columns and
+    files the statement can use (see :mod:`icefloe.spark.sql.pushdown`)."""
     table = resolver.load(ref.identifier)
     travel = dict(travel)
     if ref.ref is not None:
@@ -76,7 +88,17 @@ def ref_frame(spark: SparkSession, resolver: Resolver, ref: TableRef, travel: di
             snapshot = table.new_scan().as_of_time(travel.pop("as_of")).snapshot()
             travel["snapshot_id"] = snapshot.snapshot_id if snapshot is not None else None
         return metadata_table_frame(spark, table, ref.metadata_table, **travel)
-    return read(spark, table, **travel)
+    if node is None:
+        return read(spark, table, **travel)
+    schema = configured_scan(spark, table, **travel).table_schema()
+    alias = node.alias_or_name
+    return read(
+        spark,
+        table,
+        filter=where_filter(spark, schema, node, alias),
+        columns=read_columns(schema, identifiers),
+        **travel,
+    )
 
 
 def replace_tables(
@@ -89,6 +111,7 @@ def replace_tables(
     a temporary view (dropped after the statement, see ``Resolver.views``), or, given
     ``frames``, a DataFrame put there under that name for :func:`run_frames`."""
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    identifiers = named_identifiers(tree)
 
     def swap(node: exp.Expression) -> exp.Expression:
         if not isinstance(node, exp.Table) or not isinstance(node.this, (exp.Identifier, exp.Dot)):
@@ -105,7 +128,8 @@ def replace_tables(
             body = replace_tables(spark, parse(view_sql), resolver, frames)
             alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(parts[-1]))
             return exp.Subquery(this=body, alias=alias)
-        frame = ref_frame(spark, resolver, ref, time_travel(spark, node.args.get("version")))
+        travel = time_travel(spark, node.args.get("version"))
+        frame = ref_frame(spark, resolver, ref, travel, node=node, identifiers=identifiers)
         view = f"{_VIEW_PREFIX}{uuid.uuid4().hex}"
         if frames is not None:
             frames[view] = frame
@@ -115,7 +139,8 @@ def replace_tables(
         alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(parts[-1]))
         return exp.Table(this=exp.to_identifier(view), alias=alias)
 
-    return tree.transform(swap)
+    # In place on a copy: ``swap`` looks up from a table to its SELECT (``where_filter``).
+    return tree.copy().transform(swap, copy=False)
 
 
 def run_frames(spark: SparkSession, tree: exp.Expression, resolver: Resolver) -> DataFrame:
