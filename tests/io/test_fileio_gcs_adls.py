@@ -7,13 +7,16 @@ and PyIceberg's, as a user would for the real services.
 
 from __future__ import annotations
 
+import collections
 import threading
+import urllib.parse
 import uuid
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from tests.conftest import AZURITE_ACCOUNT, AZURITE_KEY
+from tests.support.fault_proxy import FaultProxy
 
 import icefloe
 from icefloe.errors import FileAlreadyExistsError
@@ -145,3 +148,68 @@ def test_adls_properties_per_account() -> None:
         "sas_token": "sv=1&sig=x",
     }
     assert _adls_options(properties, "other")["sas_token"] == "sv=2&sig=y"
+
+
+def _request_kind(method: str, path: str) -> str:
+    """``GET manifest`` and the like, from a GCS JSON-API or Azure Blob request path."""
+    name = urllib.parse.unquote(path.split("?")[0])
+    if name.endswith(".metadata.json"):
+        kind = "metadata.json"
+    elif "/snap-" in name:
+        kind = "manifest list"
+    elif name.endswith(".avro"):
+        kind = "manifest"
+    elif name.endswith(".parquet"):
+        kind = "data"
+    else:
+        kind = "other"
+    return f"{method} {kind}"
+
+
+def _cold_counts(tmp_path: Path, warehouse: str, properties: dict[str, str], proxy: FaultProxy) -> None:
+    """Requests of a cold plan and of a selective one-column read, printed (``-s``) and held
+    near the minimum."""
+
+    def catalog() -> icefloe.Catalog:
+        return icefloe.load_catalog(
+            "counted",
+            type="sql",
+            uri=f"sqlite:///{tmp_path / 'catalog.db'}",
+            warehouse=warehouse,
+            **properties,
+        )
+
+    writer = catalog()
+    writer.create_namespace("db")
+    table = writer.create_table("db.t", SCHEMA)
+    for start in range(0, 400, 100):
+        table.append(_rows(range(start, start + 100)))
+    proxy.reset()
+    tasks = catalog().load_table("db.t").new_scan().plan_files()
+    plan = collections.Counter(_request_kind(m, p) for m, p in proxy.requests)
+    proxy.reset()
+    catalog().load_table("db.t").new_scan().filter("id >= 350").select("name").to_arrow()
+    read = collections.Counter(_request_kind(m, p) for m, p in proxy.requests)
+    print(f"\n{warehouse.split(':')[0]}: cold plan of 4 manifests / {len(tasks)} files: {dict(plan)}")
+    print(f"{warehouse.split(':')[0]}: load + plan + one-column read of 1 matching file: {dict(read)}")
+    assert len(tasks) == 4
+    # The minimum: one whole-object GET per metadata file, manifest list and manifest.
+    assert plan == {"GET metadata.json": 1, "GET manifest list": 1, "GET manifest": 4}
+    # The read: the metadata file (manifests are cached), then one data file opened with the
+    # length its manifest gives; gcsfs still asks for the object's status and lists it once,
+    # adlfs sends one HEAD.
+    assert read["GET metadata.json"] == 1
+    assert read["GET data"] >= 1 and sum(read.values()) <= 4, read
+
+
+def test_request_counts_on_gcs(tmp_path: Path, gcs: tuple[dict[str, str], str], gcs_endpoint: str) -> None:
+    properties, warehouse = gcs
+    with FaultProxy(gcs_endpoint) as proxy:
+        _cold_counts(tmp_path, warehouse, {**properties, "gcs.service.host": proxy.endpoint}, proxy)
+
+
+def test_request_counts_on_adls(tmp_path: Path, azurite_endpoint: str) -> None:
+    container = _container(azurite_endpoint)
+    warehouse = f"abfss://{container}@{AZURITE_ACCOUNT}.dfs.core.windows.net/wh"
+    with FaultProxy(azurite_endpoint) as proxy:
+        _cold_counts(tmp_path, warehouse, ADLS_STYLES["java"](proxy.endpoint), proxy)

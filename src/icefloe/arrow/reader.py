@@ -105,15 +105,20 @@ def _arrow_location(fs: Any, path: str) -> tuple[pafs.FileSystem, str] | None:
     return None
 
 
-def _open(fs: Any, path: str) -> tuple[pa.NativeFile | BinaryIO, bool]:
-    """Open ``path`` for reading; returns the file and whether its storage is remote."""
+def _open(fs: Any, path: str, length: int | None = None) -> tuple[pa.NativeFile | BinaryIO, bool]:
+    """Open ``path`` for reading; returns the file and whether its storage is remote.
+
+    ``length``: the file's, when known. pyarrow's native filesystems take no length (S3 asks
+    for it with a HEAD); a filesystem in Python (``PyFileSystem`` over fsspec) would ask the
+    store for the file's status twice, so a FileIO opens it itself with the length."""
     found = _arrow_location(fs, path)
-    if found is not None:
+    new_input = getattr(fs, "new_input", None)
+    over_fsspec = found is not None and found[0].type_name.startswith("py::fsspec")
+    if found is not None and not (over_fsspec and length is not None and callable(new_input)):
         filesystem, inner = found
         return filesystem.open_input_file(inner), filesystem.type_name != "local"
-    new_input = getattr(fs, "new_input", None)
     if callable(new_input):
-        return new_input(path).open(), True
+        return (new_input(path) if length is None else new_input(path, length=length)).open(), True
     raise TypeError(
         f"cannot read {path} through {type(fs).__name__}: expected a FileIO or pyarrow FileSystem"
     )
@@ -154,7 +159,8 @@ def _size(source: Any) -> int | None:
             return int(source.size())
         except _READ_ERRORS:
             return None
-    return None
+    size = getattr(source, "size", None)  # fsspec's files hold theirs as an attribute
+    return size if isinstance(size, int) else None
 
 
 def _file_error(
@@ -215,6 +221,7 @@ def read_parquet(
     layouts: Layouts | None = None,
     for_table: bool = False,
     page_filter: PagePredicate | Compare | None = None,
+    file_size: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the rows of one Parquet file, projected to ``projected`` by field id.
 
@@ -269,6 +276,8 @@ def read_parquet(
             whole, without row positions, whose page index and statistics make it worth it,
             is read by DataFusion (the ``page-index`` extra) with it; ``row_filter`` is still
             applied to every batch.
+        file_size: the file's length when known (a manifest's ``file_size_in_bytes``): stores
+            opened through Python (fsspec: GCS, ADLS) then skip their status requests.
 
     Raises:
         InvalidDataFileError: the file is missing, truncated or not Parquet, has no field ids
@@ -293,6 +302,7 @@ def read_parquet(
         layouts=layouts,
         for_table=for_table,
         page_filter=page_filter,
+        file_size=file_size,
     )
 
 
@@ -414,11 +424,12 @@ def _read(
     layouts: Layouts | None = None,
     for_table: bool = False,
     page_filter: PagePredicate | Compare | None = None,
+    file_size: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     encrypted = key_metadata is not None
     decryption = read_options(key_metadata, path)
     try:
-        source, _ = _open(fs, path)
+        source, _ = _open(fs, path, file_size)
     except _READ_ERRORS as e:
         raise _file_error(path, e, what, encrypted=encrypted) from e
     with source:

@@ -232,6 +232,7 @@ def _task_reader(
         batches = read_parquet(
             io,
             task.file.file_path,
+            file_size=task.file.file_size_in_bytes,
             projected=schema,
             name_mapping=name_mapping,
             row_filter=residual,
@@ -297,6 +298,7 @@ def task_row_count(
         batches = read_parquet(
             io,
             task.file.file_path,
+            file_size=task.file.file_size_in_bytes,
             projected=schema,
             file_schema_hint=schema,
             name_mapping=table_name_mapping(metadata) if metadata is not None else None,
