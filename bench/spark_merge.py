@@ -1,4 +1,5 @@
-"""Benchmark: ``MERGE INTO`` of 1% of the rows into a 2 GiB table, icefloe vs Java Iceberg.
+"""Benchmark: ``MERGE INTO``, ``DELETE`` and ``UPDATE`` of 1% of the rows of a 2 GiB table,
+icefloe vs Java Iceberg.
 
 The same statement on the same data, in one run:
 
@@ -18,16 +19,24 @@ with ``amount = -1``. Statement::
     MERGE INTO db.t t USING changes s ON t.id = s.id
     WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *
 
+``--statements`` adds (or picks) the row-level changes of a retention rule and a fix, each 1% of
+the rows spread over every file (``write.delete.mode`` / ``write.update.mode`` set per run)::
+
+    DELETE FROM db.t WHERE id % 100 = 37
+    UPDATE db.t SET amount = -1 WHERE id % 100 = 37
+
 Each run works on a fresh copy of the cached table (data files hard-linked, metadata copied:
-Iceberg never changes a file in place) with ``write.merge.mode`` set to ``merge-on-read`` or
-``copy-on-write`` before the clock starts. After each run the table must hold N + N/200 rows
-of which N/100 have ``amount = -1``. Printed: seconds per engine and mode, the ratio icefloe /
+Iceberg never changes a file in place) with ``write.<statement>.mode`` set to ``merge-on-read``
+or ``copy-on-write`` before the clock starts. After a MERGE the table must hold N + N/200 rows
+of which N/100 have ``amount = -1``; after the DELETE N - N/100 rows, none changed; after the
+UPDATE N rows, N/100 with ``amount = -1``. Printed: seconds per engine and mode, the ratio icefloe /
 Java (below 1.00x icefloe is faster), the files the merge added, and the 1-minute load
 average after each run (2 shared cores here: compare ratios from one run).
 
 Usage, from the repository with the project venv::
 
-    nice python bench/spark_merge.py                               # 2 GiB, both modes
+    nice python bench/spark_merge.py                               # 2 GiB, both modes, MERGE
+    nice python bench/spark_merge.py --statements merge,delete,update
     nice python bench/spark_merge.py --modes merge-on-read --repeat 1
     nice python bench/spark_merge.py --size-gb 0.2 --no-java       # trying it out
 """
@@ -70,16 +79,22 @@ MERGE = (
     "MERGE INTO {table} t USING changes s ON t.id = s.id "
     "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
 )
+#: Each statement: its SQL (``{table}`` the table) and the table property of its write mode.
+STATEMENTS = {
+    "merge": (MERGE, "write.merge.mode"),
+    "delete": ("DELETE FROM {table} WHERE id % 100 = 37", "write.delete.mode"),
+    "update": ("UPDATE {table} SET amount = -1 WHERE id % 100 = 37", "write.update.mode"),
+}
 CHECK = "SELECT count(*) AS n, count_if(amount = -1) AS changed FROM {table}"
 
 JAVA_RUN = """
 import time
 catalog = jvm_catalog
 spark.read.parquet(changes).createOrReplaceTempView('changes')
-spark.sql(f"ALTER TABLE {catalog}.db.t SET TBLPROPERTIES ('write.merge.mode' = '{mode}')")
+spark.sql(f"ALTER TABLE {catalog}.db.t SET TBLPROPERTIES ('{mode_property}' = '{mode}')")
 before = {r[0] for r in spark.sql(f'SELECT file_path FROM {catalog}.db.t.all_files').collect()}
 started = time.perf_counter()
-spark.sql(merge.format(table=f'{catalog}.db.t'))
+spark.sql(statement.format(table=f'{catalog}.db.t'))
 seconds = time.perf_counter() - started
 row = spark.sql(check.format(table=f'{catalog}.db.t')).collect()[0]
 after = spark.sql(f'SELECT file_path, content FROM {catalog}.db.t.all_files').collect()
@@ -147,16 +162,19 @@ def fresh_copy(args: argparse.Namespace, rows: int) -> Path:
     return run
 
 
-def icefloe_run(spark: SparkSession, args: argparse.Namespace, rows: int, mode: str) -> dict[str, Any]:
+def icefloe_run(
+    spark: SparkSession, args: argparse.Namespace, rows: int, statement: str, mode: str
+) -> dict[str, Any]:
     run = fresh_copy(args, rows)
     _, changes, _ = paths(args, rows)
     catalog = icefloe.load_catalog("bench_merge", type="hadoop", warehouse=str(run))
     table = catalog.load_table("db.t")
-    table.update_properties().set("write.merge.mode", mode).commit()
+    sql, mode_property = STATEMENTS[statement]
+    table.update_properties().set(mode_property, mode).commit()
     before = {t.file.file_path for t in table.new_scan().plan_files()}
     spark.read.parquet(str(changes / "data")).createOrReplaceTempView("changes")
     started = time.perf_counter()
-    isp.sql(spark, MERGE.format(table="db.t"), catalog=catalog).collect()
+    isp.sql(spark, sql.format(table="db.t"), catalog=catalog).collect()
     seconds = time.perf_counter() - started
     row = isp.sql(spark, CHECK.format(table="db.t"), catalog=catalog).collect()[0]
     table.refresh()
@@ -172,25 +190,30 @@ def icefloe_run(spark: SparkSession, args: argparse.Namespace, rows: int, mode: 
     }
 
 
-def java_run(java: Any, args: argparse.Namespace, rows: int, mode: str) -> dict[str, Any]:
+def java_run(java: Any, args: argparse.Namespace, rows: int, statement: str, mode: str) -> dict[str, Any]:
     run = fresh_copy(args, rows)
     _, changes, _ = paths(args, rows)
     name = java.hadoop_catalog(run)
+    sql, mode_property = STATEMENTS[statement]
     answer = java.exec(
         JAVA_RUN,
         jvm_catalog=name,
         changes=str(changes / "data"),
         mode=mode,
-        merge=MERGE,
+        mode_property=mode_property,
+        statement=sql,
         check=CHECK,
     )
     return dict(answer)
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description="MERGE of 1% of rows: isp.sql vs Java Iceberg's MERGE")
+    parser = argparse.ArgumentParser(
+        description="MERGE / DELETE / UPDATE of 1% of rows: isp.sql vs Java Iceberg"
+    )
     parser.add_argument("--size-gb", type=float, default=2.0, help="GiB of Parquet in the table")
-    parser.add_argument("--modes", default=",".join(MODES), help="write.merge.mode values to run")
+    parser.add_argument("--modes", default=",".join(MODES), help="write.<statement>.mode values to run")
+    parser.add_argument("--statements", default="merge", help="of merge, delete, update (comma-separated)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per engine and mode")
     parser.add_argument("--no-java", action="store_true")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
@@ -199,6 +222,9 @@ def main(argv: list[str]) -> int:
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
         parser.error(f"--modes: choose from {', '.join(MODES)}")
+    statements = [s for s in args.statements.split(",") if s]
+    if any(s not in STATEMENTS for s in statements):
+        parser.error(f"--statements: choose from {', '.join(STATEMENTS)}")
     rows = math.ceil(args.size_gb * 2**30 / BYTES_PER_ROW)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     spark = isp.local_session(
@@ -215,50 +241,61 @@ def main(argv: list[str]) -> int:
         print("java engine: starting (built on first use) ...", flush=True)
         java = _load_engines_module().start_engine("java", args.cache_dir / "java-engine")
         print(f"java engine: {java.versions}", flush=True)
-    expected = {"rows": rows + rows // 200, "changed": len(range(37, rows, 200)) + rows // 200}
-    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    hundredth = len(range(37, rows, 100))
+    expected = {
+        "merge": {"rows": rows + rows // 200, "changed": len(range(37, rows, 200)) + rows // 200},
+        "delete": {"rows": rows - hundredth, "changed": 0},
+        "update": {"rows": rows, "changed": hundredth},
+    }
+    results: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     engines = ["icefloe"] + (["java"] if java is not None else [])
     try:
-        for mode in modes:
-            for repetition in range(args.repeat):
-                for engine in engines if repetition % 2 == 0 else engines[::-1]:
-                    if engine == "icefloe":
-                        result = icefloe_run(spark, args, rows, mode)
-                    else:
-                        result = java_run(java, args, rows, mode)
-                    result["load"] = os.getloadavg()[0]
-                    print(f"  {mode:14} {engine:8} {json.dumps(result)}", flush=True)
-                    for key, value in expected.items():
-                        if result[key] != value:
-                            raise SystemExit(f"{engine} {mode}: {key} is {result[key]}, expected {value}")
-                    results.setdefault((mode, engine), []).append(result)
+        for statement in statements:
+            for mode in modes:
+                for repetition in range(args.repeat):
+                    for engine in engines if repetition % 2 == 0 else engines[::-1]:
+                        if engine == "icefloe":
+                            result = icefloe_run(spark, args, rows, statement, mode)
+                        else:
+                            result = java_run(java, args, rows, statement, mode)
+                        result["load"] = os.getloadavg()[0]
+                        print(f"  {statement:7}{mode:14} {engine:8} {json.dumps(result)}", flush=True)
+                        for key, value in expected[statement].items():
+                            if result[key] != value:
+                                raise SystemExit(
+                                    f"{engine} {statement} {mode}: {key} is {result[key]}, expected {value}"
+                                )
+                        results.setdefault((statement, mode, engine), []).append(result)
     finally:
         if java is not None:
             java.close()
         spark.stop()
         shutil.rmtree(paths(args, rows)[2], ignore_errors=True)
     print(
-        f"\nMERGE of {expected['changed']:,} rows ({len(range(37, rows, 200)):,} updates spread over every "
-        f"file, {rows // 200:,} inserts) into {rows:,} rows (~{args.size_gb} GiB zstd)"
+        f"\nOn {rows:,} rows (~{args.size_gb} GiB zstd): MERGE of {expected['merge']['changed']:,} rows "
+        f"({len(range(37, rows, 200)):,} updates spread over every file, {rows // 200:,} inserts); "
+        f"DELETE and UPDATE of {hundredth:,} rows spread over every file"
     )
     print(
-        f"{'mode':15}{'engine':9}{'best s':>9}{'median s':>10}{'added data':>12}{'added deletes':>15}{'load':>7}"
+        f"{'statement':10}{'mode':15}{'engine':9}{'best s':>9}{'median s':>10}{'added data':>12}"
+        f"{'added deletes':>15}{'load':>7}"
     )
-    for (mode, engine), runs in results.items():
+    for (statement, mode, engine), runs in results.items():
         seconds = [r["seconds"] for r in runs]
         print(
-            f"{mode:15}{engine:9}{min(seconds):9.1f}{statistics.median(seconds):10.1f}"
+            f"{statement:10}{mode:15}{engine:9}{min(seconds):9.1f}{statistics.median(seconds):10.1f}"
             f"{runs[0]['data_files']:12}{runs[0]['delete_files']:15}"
             f"{statistics.mean(r['load'] for r in runs):7.1f}"
         )
-    for mode in modes:
-        ours, theirs = results.get((mode, "icefloe")), results.get((mode, "java"))
-        if ours and theirs:
-            ratio = min(r["seconds"] for r in ours) / min(r["seconds"] for r in theirs)
-            print(f"{mode}: icefloe / java = {ratio:.2f}x (best of {args.repeat})")
+    for statement in statements:
+        for mode in modes:
+            ours, theirs = results.get((statement, mode, "icefloe")), results.get((statement, mode, "java"))
+            if ours and theirs:
+                ratio = min(r["seconds"] for r in ours) / min(r["seconds"] for r in theirs)
+                print(f"{statement} {mode}: icefloe / java = {ratio:.2f}x (best of {args.repeat})")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({f"{m}/{e}": r for (m, e), r in results.items()}, indent=1))
+        args.json.write_text(json.dumps({"/".join(key): r for key, r in results.items()}, indent=1))
     return 0
 
 

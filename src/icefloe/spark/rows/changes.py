@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
+from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -346,33 +347,41 @@ def update(
     condition = table_condition(spark, schema, where)
     row_filter = condition.pushed
     snapshot, tasks = _plan(resolved, row_filter, target.branch)
-    changed = _live_rows(spark, resolved, tasks).filter(_matching(condition))
+    matching = _live_rows(spark, resolved, tasks).filter(_matching(condition))
     assignments.update(literal_columns(schema, columns.literal))
-    updated = _select_assigned(changed, schema, assignments, expressions)
+    updated = _select_assigned(matching, schema, assignments, expressions)
     check_assignments(spark, schema, updated, expressions)
-    return apply_change(
-        spark,
-        resolved,
-        kind="update",
-        snapshot=snapshot,
-        tasks=tasks,
-        whole=[],
-        changed=changed,
-        new_rows=updated,
-        conflict_filter=row_filter,
-        new_rows_file_column=FILE_COLUMN,
-        target=target,
-    )
+    # Each affected file is read once: the updated rows (with where they were) are cached for
+    # both the positions that go away and the new versions written.
+    updated = updated.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return apply_change(
+            spark,
+            resolved,
+            kind="update",
+            snapshot=snapshot,
+            tasks=tasks,
+            whole=[],
+            changed=updated.select(FILE_COLUMN, POSITION_COLUMN),
+            new_rows=updated.drop(POSITION_COLUMN),
+            conflict_filter=row_filter,
+            new_rows_file_column=FILE_COLUMN,
+            target=target,
+        )
+    finally:
+        updated.unpersist()
 
 
 def _select_assigned(
     changed: DataFrame, schema: Schema, assignments: Mapping[str, Column], expressions: Mapping[str, Any]
 ) -> DataFrame:
-    """The changed rows with their new values (a classic session analyses them here)."""
+    """The changed rows with their new values, file and position (a classic session analyses
+    them here)."""
     try:
         return changed.select(
             *[assignments.get(f.name, F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
             FILE_COLUMN,
+            POSITION_COLUMN,
         )
     except AnalysisException as exc:
         error = unresolved(exc, expressions)

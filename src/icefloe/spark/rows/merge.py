@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -46,6 +47,7 @@ __all__ = ["MergeBuilder", "merge_into"]
 _TARGET_PRESENT = "_icefloe_t"
 _SOURCE_PRESENT = "_icefloe_s"
 _ACTION = "_icefloe_action"
+_MATCHED = "_icefloe_matched"
 _KEEP, _DELETE = -1, -2  # actions other than the clause index of an update / insert
 
 
@@ -155,37 +157,46 @@ class MergeBuilder:
         target = read_tasks(
             spark, metadata, table.io(), tasks, table_schema=schema, projection=schema, keep_file_columns=True
         ).withColumn(_TARGET_PRESENT, F.lit(True))
-        # The source is cached, so the duplicate check, the changed positions and the new rows
-        # all see the same source rows; the target is read again by each (its snapshot's files
-        # do not change), which lets Spark read only the target columns each one needs (a
-        # cached join would hold, and shuffle, every column of every target row it keeps).
-        source = self.source.withColumn(_SOURCE_PRESENT, F.lit(True)).persist()
+        # One pass over the target: the join runs once, and what the merge needs of it (each
+        # matched row's file and position for the cardinality check, the changed rows'
+        # positions, the new rows' values) is kept, cached, for the jobs after it: the rows
+        # some clause acts on and the matched ones, a few per cent of the target in a daily
+        # merge; the target's unchanged rows are dropped as the join makes them.
+        source = self.source.withColumn(_SOURCE_PRESENT, F.lit(True))
+        joined = target.alias("t").join(source.alias("s"), on=_column(self.condition), how=_join_type(kinds))
+        target_present = F.col(f"t.{_TARGET_PRESENT}").isNotNull()
+        matched = target_present & F.col(f"s.{_SOURCE_PRESENT}").isNotNull()
+        acted = joined.withColumn(_ACTION, self._action(matched)).withColumn(_MATCHED, matched)
+        writes_rows = any(c.action != "delete" for c in self.clauses)
+        work = acted.filter(F.col(_MATCHED) | (F.col(_ACTION) != F.lit(_KEEP))).select(
+            F.col(f"t.{FILE_COLUMN}").alias(FILE_COLUMN),
+            F.col(f"t.{POSITION_COLUMN}").alias(POSITION_COLUMN),
+            target_present.alias(_TARGET_PRESENT),
+            F.col(_MATCHED),
+            F.col(_ACTION),
+            *(self._outputs(schema) if writes_rows else []),
+        )
+        work = work.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            joined = target.alias("t").join(
-                source.alias("s"), on=_column(self.condition), how=_join_type(kinds)
-            )
-            matched = F.col(f"t.{_TARGET_PRESENT}").isNotNull() & F.col(f"s.{_SOURCE_PRESENT}").isNotNull()
-            duplicates = (
-                joined.filter(matched)
-                .groupBy(f"t.{FILE_COLUMN}", f"t.{POSITION_COLUMN}")
-                .count()
-                .filter("count > 1")
-            )
-            if self._acts_on_matched() and duplicates.limit(1).count():
-                raise ValidationError(
-                    "MERGE: a target row matched more than one source row (the merge condition must "
-                    "match each target row at most once)"
+            if self._acts_on_matched():
+                duplicates = (
+                    work.filter(F.col(_MATCHED))
+                    .groupBy(FILE_COLUMN, POSITION_COLUMN)
+                    .count()
+                    .filter("count > 1")
                 )
-            acted = joined.withColumn(_ACTION, self._action(matched))
-            changed = acted.filter(
-                F.col(f"t.{_TARGET_PRESENT}").isNotNull() & (F.col(_ACTION) != F.lit(_KEEP))
-            ).select(
-                F.col(f"t.{FILE_COLUMN}").alias(FILE_COLUMN),
-                F.col(f"t.{POSITION_COLUMN}").alias(POSITION_COLUMN),
+                if duplicates.limit(1).count():
+                    raise ValidationError(
+                        "MERGE: a target row matched more than one source row (the merge condition "
+                        "must match each target row at most once)"
+                    )
+            changed = work.filter(F.col(_TARGET_PRESENT) & (F.col(_ACTION) != F.lit(_KEEP))).select(
+                FILE_COLUMN, POSITION_COLUMN
             )
-            writes_rows = any(c.action != "delete" for c in self.clauses)
             new_rows = (
-                acted.filter(F.col(_ACTION) >= 0).select(*self._outputs(schema)) if writes_rows else None
+                work.filter(F.col(_ACTION) >= 0).select(*[f"`{f.name}`" for f in schema.fields])
+                if writes_rows
+                else None
             )
             return apply_change(
                 spark,
@@ -202,7 +213,7 @@ class MergeBuilder:
                 append_only=kinds == {"not_matched"},
             )
         finally:
-            source.unpersist()
+            work.unpersist()
 
     def _acts_on_matched(self) -> bool:
         return any(c.kind == "matched" for c in self.clauses)
