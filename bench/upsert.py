@@ -304,7 +304,7 @@ def run_child(
         cmd = [sys.executable, __file__, "--child", engine, "--metadata", metadata, "--files-list", str(files)]
         cmd += ["--source", str(source_path), "--catalog-dir", str(catalog_dir)]
         if args.profile == engine:
-            cmd.append("--profile")
+            cmd += ["--profile", engine]
         env = dict(os.environ)
     try:
         proc = subprocess.run(

@@ -290,8 +290,10 @@ def _position_table(deletes: Mapping[str, Any] | pa.Table, delete_schema: Schema
     else:
         if with_rows:
             raise ValidationError("deleted rows need the deletes as a table with a 'row' column")
-        paths = list(deletes)
-        arrays = [positions_array(deletes[p]) for p in paths]
+        # Sorted and deduplicated per path here, with numpy: far cheaper than sorting the
+        # table by its (long, repeated) path strings below.
+        paths = sorted(deletes)
+        arrays = [_ascending_unique(positions_array(deletes[p])) for p in paths]
         counts = [len(a) for a in arrays]
         positions = np.concatenate(arrays) if arrays else np.zeros(0, np.int64)
         codes = np.repeat(np.arange(len(paths), dtype=np.int32), counts)
@@ -299,6 +301,9 @@ def _position_table(deletes: Mapping[str, Any] | pa.Table, delete_schema: Schema
         table = pa.Table.from_arrays(
             [path_column.cast(pa.string()), pa.array(positions, pa.int64())], schema=arrow_schema
         )
+        if len(positions) and int(positions.min()) < 0:
+            raise ValidationError(f"position deletes hold a negative position ({int(positions.min())})")
+        return table
     if table.num_rows == 0:
         return table
     positions = table.column("pos").to_numpy()
@@ -313,6 +318,12 @@ def _position_table(deletes: Mapping[str, Any] | pa.Table, delete_schema: Schema
     if repeated.any():
         table = table.filter(pa.array(~repeated))
     return table
+
+
+def _ascending_unique(positions: np.ndarray) -> np.ndarray:
+    if positions.size < 2 or bool(np.all(positions[1:] > positions[:-1])):
+        return positions
+    return np.unique(positions)
 
 
 def _describe_position_deletes(builder: DataFileBuilder, metrics: Metrics) -> None:

@@ -153,6 +153,9 @@ def _expression(where: Expression | str | None) -> Expression:
 
 #: Given the live rows of one file (with ``_pos``), the positions of the rows that change.
 Matcher = Callable[[pa.Table], np.ndarray]
+#: Given a file's task, the matcher for its rows, or None when no row of it can match (the
+#: file is then not read).
+MatcherFor = Callable[[FileScanTask], Matcher | None]
 
 
 @dataclass
@@ -195,12 +198,14 @@ def _find(
     branch: str | None = None,
     matched: list[pa.Table] | None = None,
     planned: tuple[Snapshot | None, list[FileScanTask]] | None = None,
+    matcher_for: MatcherFor | None = None,
 ) -> _Found:
     """The files and positions of the rows ``row_filter`` (and ``matcher``, when given)
     selects at the head of ``branch`` (default main; ``planned``: that head and its tasks
     for ``row_filter``, planned already). Without a matcher, a task whose residual is
     always-true is taken whole unread, unless ``matched`` collects the matched rows (read
-    with ``read_ids``' columns, ``_pos`` dropped)."""
+    with ``read_ids``' columns, ``_pos`` dropped). ``matcher_for`` gives each task its own
+    matcher (in place of ``matcher``), or None to leave the file unread."""
     metadata = target.metadata
     snapshot, tasks = planned or _plan(target, row_filter, case_sensitive, branch)
     found = _Found(snapshot)
@@ -211,6 +216,10 @@ def _find(
     deletes = PositionDeletes(io, metadata)
     read_schema = _with_positions(schema, read_ids)
     for task in tasks:
+        if matcher_for is not None:
+            matcher = matcher_for(task)
+            if matcher is None:
+                continue
         has_equality = any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes)
         if matcher is None and matched is None and isinstance(task.residual, AlwaysTrue) and not task.deletes:
             found.whole.append(task.file)
@@ -232,8 +241,16 @@ def _find(
         if positions.size == live.num_rows and not has_equality:
             found.whole.append(task.file)
         else:
-            found.partial.append((task, np.unique(positions)))
+            found.partial.append((task, _ascending_unique(positions)))
     return found
+
+
+def _ascending_unique(positions: np.ndarray) -> np.ndarray:
+    """The positions sorted and without repeats (most matchers give them so already: then
+    they are only checked, which costs far less than sorting)."""
+    if positions.size < 2 or bool(np.all(positions[1:] > positions[:-1])):
+        return positions
+    return np.unique(positions)
 
 
 def _plan(
