@@ -34,7 +34,7 @@ import pyiceberg
 from pyiceberg.catalog.sql import SqlCatalog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _rss import peak_rss_mb  # noqa: E402
+from _rss import peak_rss_mb
 
 
 def main(argv: list[str]) -> int:

@@ -32,7 +32,9 @@ If the commit definitely fails, every file written is deleted; an unknown outcom
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -215,16 +217,9 @@ def _find(
     schema = metadata.schema()
     deletes = PositionDeletes(io, metadata)
     read_schema = _with_positions(schema, read_ids)
-    for task in tasks:
-        if matcher_for is not None:
-            matcher = matcher_for(task)
-            if matcher is None:
-                continue
-        has_equality = any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes)
-        if matcher is None and matched is None and isinstance(task.residual, AlwaysTrue) and not task.deletes:
-            found.whole.append(task.file)
-            found.matched_rows += task.file.record_count
-            continue
+
+    def examine(task: FileScanTask, matcher: Matcher | None) -> tuple[np.ndarray, pa.Table | None, int]:
+        """The changed positions of one file, its matched rows (when collected), its live rows."""
         live = _read_live(io, metadata, task, read_schema, deletes, case_sensitive)
         if matcher is None:
             bound = bind(read_schema, task.residual, case_sensitive=case_sensitive)
@@ -232,16 +227,43 @@ def _find(
             positions = np.asarray(selected.column("_pos").to_numpy(), dtype=np.int64)
         else:
             positions = matcher(live)
-        if positions.size == 0:
-            continue
-        if matched is not None:
+        rows = None
+        if matched is not None and positions.size:
             keep = pc.is_in(live.column("_pos"), value_set=pa.array(positions, pa.int64()))
-            matched.append(live.filter(keep).drop_columns(["_pos"]))
-        found.matched_rows += int(positions.size)
-        if positions.size == live.num_rows and not has_equality:
-            found.whole.append(task.file)
-        else:
-            found.partial.append((task, _ascending_unique(positions)))
+            rows = live.filter(keep).drop_columns(["_pos"])
+        return positions, rows, live.num_rows
+
+    # Files are read and matched in threads (pyarrow releases the GIL): only their positions
+    # (and the matched rows, when collected) are kept, so memory stays bounded by the files
+    # in flight.
+    pending: list[tuple[FileScanTask, Future[tuple[np.ndarray, pa.Table | None, int]]]] = []
+    with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="icefloe-row-change") as pool:
+        for task in tasks:
+            task_matcher = matcher_for(task) if matcher_for is not None else matcher
+            if matcher_for is not None and task_matcher is None:
+                continue
+            if (
+                task_matcher is None
+                and matched is None
+                and isinstance(task.residual, AlwaysTrue)
+                and not task.deletes
+            ):
+                found.whole.append(task.file)
+                found.matched_rows += task.file.record_count
+                continue
+            pending.append((task, pool.submit(examine, task, task_matcher)))
+        for task, future in pending:
+            positions, rows, live_rows = future.result()
+            if positions.size == 0:
+                continue
+            if rows is not None and matched is not None:
+                matched.append(rows)
+            has_equality = any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes)
+            found.matched_rows += int(positions.size)
+            if positions.size == live_rows and not has_equality:
+                found.whole.append(task.file)
+            else:
+                found.partial.append((task, _ascending_unique(positions)))
     return found
 
 
@@ -343,22 +365,52 @@ def _rewrite_remainders(target: RowChangeTarget, found: _Found, written: _Writte
     schema = metadata.schema()
     read_schema = _with_positions(schema, None)
     deletes = PositionDeletes(io, metadata)
-    for task, positions in found.partial:
+
+    def rewrite(task: FileScanTask, positions: np.ndarray) -> list[DataFile]:
         live = _read_live(io, metadata, task, read_schema, deletes, True)
-        keep = pc.invert(pc.is_in(live.column("_pos"), value_set=pa.array(positions, pa.int64())))
-        remainder = live.filter(keep).drop_columns(["_pos"])
-        if remainder.num_rows:
-            written.data.extend(
-                write_data_files(
-                    io,
-                    table_location=metadata.location,
-                    properties=metadata.properties,
-                    schema=schema,
-                    spec=metadata.spec(),
-                    data=remainder,
-                    sort_order=metadata.sort_order(),
-                )
-            )
+        remainder = live.filter(pa.array(_kept(live.column("_pos"), positions))).drop_columns(["_pos"])
+        del live
+        if not remainder.num_rows:
+            return []
+        return write_data_files(
+            io,
+            table_location=metadata.location,
+            properties=metadata.properties,
+            schema=schema,
+            spec=metadata.spec(),
+            data=remainder,
+            sort_order=metadata.sort_order(),
+        )
+
+    # A file each thread at a time (reading and writing Parquet release the GIL); every
+    # file written is recorded, also when another fails, so that the caller deletes them.
+    error: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="icefloe-row-change") as pool:
+        futures = [pool.submit(rewrite, task, positions) for task, positions in found.partial]
+        for future in futures:
+            try:
+                written.data.extend(future.result())
+            except BaseException as e:
+                error = error or e
+    if error is not None:
+        raise error
+
+
+def _kept(live_positions: pa.ChunkedArray | pa.Array, removed: np.ndarray) -> np.ndarray:
+    """A mask of the live rows (ascending ``_pos``) whose position is not in ``removed``
+    (ascending, unique)."""
+    live = np.asarray(live_positions.to_numpy(), dtype=np.int64)
+    keep = np.ones(len(live), dtype=bool)
+    if removed.size and live.size:
+        at = np.minimum(np.searchsorted(live, removed), len(live) - 1)
+        keep[at[live[at] == removed]] = False
+    return keep
+
+
+def _workers() -> int:
+    """Threads reading or rewriting files at once: one per core, at most four (each holds a
+    file's rows)."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def _commit(

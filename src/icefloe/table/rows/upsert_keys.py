@@ -63,7 +63,7 @@ class SourceKeys:
 
     @property
     def num_rows(self) -> int:
-        return self.table.num_rows
+        return int(self.table.num_rows)
 
     def duplicate(self) -> dict[str, Any] | None:
         """A key that appears more than once, or None."""
@@ -74,7 +74,7 @@ class SourceKeys:
             repeated = np.flatnonzero(values[1:] == values[:-1])
             if not repeated.size:
                 return None
-            return self.table.slice(int(repeated[0]), 1).to_pylist()[0]
+            return dict(self.table.slice(int(repeated[0]), 1).to_pylist()[0])
         counts = self.table.group_by(self.names).aggregate([([], "count_all")])
         if counts.num_rows == self.num_rows:
             return None
@@ -148,7 +148,9 @@ def _searchable(column: pa.ChunkedArray | pa.Array, field: NestedField) -> np.nd
         if pa.types.is_integer(array.type):
             return np.asarray(array.to_numpy(), dtype=np.int64)
         return None
-    if isinstance(type_, StringType) and (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+    if isinstance(type_, StringType) and (
+        pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
+    ):
         # Python compares str by code point, which is UTF-8 byte order: Arrow's sort order and
         # the order of Iceberg's bounds.
         return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
