@@ -384,8 +384,10 @@ def report(size: str, results: dict[str, dict[str, Any] | None], timeout: float)
             continue
         result = results[engine]
         rss = ""
-        if result is not None and "rss_before_mb" in result:
-            rss = f"  peak RSS {result['peak_rss_mb']:,.0f} MiB (at the call: {result['rss_before_mb']:,.0f} MiB)"
+        if result is not None:
+            rss = f"  peak RSS {result['peak_rss_mb']:,.0f} MiB"
+            if "rss_before_mb" in result:
+                rss += f" (at the call: {result['rss_before_mb']:,.0f} MiB)"
         lines.append(f"  {engine:<10} {_seconds(result, timeout):>9} s{rss}")
     pyi = results.get("pyiceberg", {})
     for engine in ("ice-cow", "ice-mor", "ice-dv"):

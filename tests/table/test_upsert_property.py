@@ -69,7 +69,9 @@ def scenarios(draw: st.DrawFn) -> tuple[str, list[list[Row]], list[tuple[str, An
     for _ in range(draw(st.integers(1, 4))):
         op = draw(st.sampled_from(["upsert", "upsert", "delete", "update"]))
         if op == "upsert":
-            change = _rows(kind, draw(st.lists(keys, unique=True, max_size=10)), draw(values), draw(st.integers(0, 1)))
+            change = _rows(
+                kind, draw(st.lists(keys, unique=True, max_size=10)), draw(values), draw(st.integers(0, 1))
+            )
             ops.append(("upsert", change))
         else:
             ops.append((op, draw(st.integers(-50, 50))))
