@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -366,19 +366,24 @@ def _rewrite_remainders(target: RowChangeTarget, found: _Found, written: _Writte
     read_schema = _with_positions(schema, None)
     deletes = PositionDeletes(io, metadata)
 
+    names = [f.name for f in schema.fields]
+
+    def remainder(task: FileScanTask, positions: np.ndarray) -> Iterator[pa.RecordBatch]:
+        """The file's live rows but ``positions``, streamed: a batch at a time in memory."""
+        whole = dataclasses.replace(task, residual=always_true(), start=0, length=task.file.file_size_in_bytes)
+        for batch in read_batches(io, metadata, [whole], read_schema, deletes=deletes):
+            kept = batch.filter(pa.array(_kept(batch.column("_pos"), positions))).select(names)
+            if kept.num_rows:
+                yield kept
+
     def rewrite(task: FileScanTask, positions: np.ndarray) -> list[DataFile]:
-        live = _read_live(io, metadata, task, read_schema, deletes, True)
-        remainder = live.filter(pa.array(_kept(live.column("_pos"), positions))).drop_columns(["_pos"])
-        del live
-        if not remainder.num_rows:
-            return []
         return write_data_files(
             io,
             table_location=metadata.location,
             properties=metadata.properties,
             schema=schema,
             spec=metadata.spec(),
-            data=remainder,
+            data=remainder(task, positions),
             sort_order=metadata.sort_order(),
         )
 
@@ -397,8 +402,8 @@ def _rewrite_remainders(target: RowChangeTarget, found: _Found, written: _Writte
 
 
 def _kept(live_positions: pa.ChunkedArray | pa.Array, removed: np.ndarray) -> np.ndarray:
-    """A mask of the live rows (ascending ``_pos``) whose position is not in ``removed``
-    (ascending, unique)."""
+    """A mask of the live rows (ascending ``_pos``: one file's rows, or a batch of them) whose
+    position is not in ``removed`` (ascending, unique)."""
     live = np.asarray(live_positions.to_numpy(), dtype=np.int64)
     keep = np.ones(len(live), dtype=bool)
     if removed.size and live.size:
