@@ -9,6 +9,7 @@ model. On v2 copy-on-write, v2 merge-on-read (position deletes) and v3 merge-on-
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import tempfile
 from typing import Any
@@ -24,8 +25,24 @@ from support.catalogs import make_catalog
 
 SCHEMA = pa.schema([("k", pa.int64()), ("s", pa.string()), ("v", pa.int32())])
 KEYS = {"long": ("k",), "string": ("s",), "pair": ("k", "s")}
-# Strings whose code point (UTF-8 byte) order differs from a case-insensitive or locale order.
-STRINGS = ["", "A", "Z", "a", "ab", "b", "z", "é", "ü", "中", "a\u0301"]
+# Strings whose code point (UTF-8 byte) order differs from a case-insensitive or locale order,
+# and longer ones whose bounds are truncated (to 16 characters by default).
+STRINGS = [
+    "",
+    "A",
+    "Z",
+    "a",
+    "ab",
+    "b",
+    "z",
+    "é",
+    "ü",
+    "中",
+    "a\u0301",
+    "k" * 16 + "a",
+    "k" * 16 + "b",
+    "k" * 17,
+]
 CONFIGS = {
     "v2-cow": {"format-version": "2", "write.merge.mode": "copy-on-write"},
     "v2-mor": {"format-version": "2", "write.merge.mode": "merge-on-read"},
@@ -141,3 +158,33 @@ def test_a_duplicate_source_key_fails_naming_it(kind: str, tmp_path: Any) -> Non
         table.upsert(change, on=list(KEYS[kind]))
     assert table.current_snapshot() == before  # nothing committed
     assert _table_rows(table) == [(1, "a", 1), (2, "b", 2)]
+
+
+@pytest.mark.parametrize("column", ["d", "t"])
+def test_upsert_on_a_date_or_timestamp_key(column: str, tmp_path: Any) -> None:
+    """Temporal keys: their bounds decode to days / microseconds, compared with the values'."""
+    schema = pa.schema([("d", pa.date32()), ("t", pa.timestamp("us")), ("v", pa.int32())])
+    day, micros = dt.date(2024, 1, 1), dt.datetime(2024, 1, 1)
+
+    def table_of(offsets: list[int], v: int) -> pa.Table:
+        return pa.table(
+            {
+                "d": [day + dt.timedelta(days=i) for i in offsets],
+                "t": [micros + dt.timedelta(microseconds=7 * i) for i in offsets],
+                "v": [v] * len(offsets),
+            },
+            schema=schema,
+        )
+
+    catalog = make_catalog("memory", tmp_path)
+    table = catalog.create_table("db.t", schema, properties={"write.merge.mode": "merge-on-read"})
+    table.append(table_of([0, 1, 2], 1))
+    table.append(table_of([10, 11, 12], 1))
+    result = table.upsert(table_of([2, 5, 10], 2), on=[column])
+    assert (result.rows_updated, result.rows_inserted) == (2, 1)
+    got = sorted((r["d"], r["v"]) for r in table.new_scan().to_arrow().to_pylist())
+    want = sorted(
+        [(day + dt.timedelta(days=i), 1) for i in (0, 1, 11, 12)]
+        + [(day + dt.timedelta(days=i), 2) for i in (2, 5, 10)]
+    )
+    assert got == want

@@ -370,7 +370,9 @@ def _rewrite_remainders(target: RowChangeTarget, found: _Found, written: _Writte
 
     def remainder(task: FileScanTask, positions: np.ndarray) -> Iterator[pa.RecordBatch]:
         """The file's live rows but ``positions``, streamed: a batch at a time in memory."""
-        whole = dataclasses.replace(task, residual=always_true(), start=0, length=task.file.file_size_in_bytes)
+        whole = dataclasses.replace(
+            task, residual=always_true(), start=0, length=task.file.file_size_in_bytes
+        )
         for batch in read_batches(io, metadata, [whole], read_schema, deletes=deletes):
             kept = batch.filter(pa.array(_kept(batch.column("_pos"), positions))).select(names)
             if kept.num_rows:
