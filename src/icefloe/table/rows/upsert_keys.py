@@ -56,10 +56,8 @@ class SourceKeys:
     def __init__(self, keys: pa.Table, fields: Sequence[NestedField]) -> None:
         self.names = list(keys.column_names)
         self.fields = list(fields)
-        first = self.names[0]
-        self.table = keys.sort_by(first).combine_chunks() if keys.num_rows else keys
-        self._sorted = _searchable(self.table.column(first), self.fields[0])
         self._field_id = self.fields[0].field_id
+        self.table, self._sorted = _sorted_keys(keys, self.fields[0])
 
     @property
     def num_rows(self) -> int:
@@ -133,6 +131,20 @@ class SourceKeys:
             return np.asarray(selected.to_numpy(), dtype=np.int64)
         joined = live.select([*self.names, "_pos"]).join(keys, keys=self.names, join_type="left semi")
         return np.sort(np.asarray(joined.column("_pos").to_numpy(), dtype=np.int64))
+
+
+def _sorted_keys(keys: pa.Table, first: NestedField) -> tuple[pa.Table, np.ndarray | None]:
+    """The keys sorted by their first column, and that column as :func:`_searchable` gives it."""
+    name = keys.column_names[0]
+    if keys.num_rows == 0:
+        return keys, None
+    column = keys.column(name)
+    if keys.num_columns == 1 and pa.types.is_integer(column.type) and isinstance(first.field_type, _INTEGRAL):
+        # One integer key: numpy's radix sort of the values themselves, no index and take.
+        values = np.sort(np.asarray(column.to_numpy(), dtype=np.int64), kind="stable")
+        return pa.table({name: pa.array(values).cast(column.type)}), values
+    table = keys.sort_by(name).combine_chunks()
+    return table, _searchable(table.column(name), first)
 
 
 def _searchable(column: pa.ChunkedArray | pa.Array, field: NestedField) -> np.ndarray | None:
