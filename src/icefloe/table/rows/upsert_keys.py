@@ -114,9 +114,9 @@ class SourceKeys:
         lower = (file.lower_bounds or {}).get(self._field_id)
         upper = (file.upper_bounds or {}).get(self._field_id)
         if lower is not None:
-            start = int(np.searchsorted(self._sorted, _bound(type_, lower), side="left"))
+            start = int(np.searchsorted(self._sorted, from_bytes(type_, lower), side="left"))
         if upper is not None:
-            stop = int(np.searchsorted(self._sorted, _bound(type_, upper), side="right"))
+            stop = int(np.searchsorted(self._sorted, from_bytes(type_, upper), side="right"))
         if stop <= start:
             return None
         return self.table.slice(start, stop - start)
@@ -167,7 +167,3 @@ def _searchable(column: pa.ChunkedArray | pa.Array, field: NestedField) -> np.nd
         # the order of Iceberg's bounds.
         return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
     return None
-
-
-def _bound(type_: Any, data: bytes) -> Any:
-    return from_bytes(type_, data)
