@@ -290,15 +290,18 @@ def _position_table(deletes: Mapping[str, Any] | pa.Table, delete_schema: Schema
     else:
         if with_rows:
             raise ValidationError("deleted rows need the deletes as a table with a 'row' column")
-        paths = list(deletes)
-        arrays = [positions_array(deletes[p]) for p in paths]
+        # Sorted and deduplicated per path here, with numpy: far cheaper than sorting the
+        # table by its (long, repeated) path strings below.
+        paths = sorted(deletes)
+        arrays = [_ascending_unique(positions_array(deletes[p])) for p in paths]
         counts = [len(a) for a in arrays]
         positions = np.concatenate(arrays) if arrays else np.zeros(0, np.int64)
-        codes = np.repeat(np.arange(len(paths), dtype=np.int32), counts)
-        path_column = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(paths, pa.string()))
         table = pa.Table.from_arrays(
-            [path_column.cast(pa.string()), pa.array(positions, pa.int64())], schema=arrow_schema
+            [_repeated_strings(paths, counts), pa.array(positions, pa.int64())], schema=arrow_schema
         )
+        if len(positions) and int(positions.min()) < 0:
+            raise ValidationError(f"position deletes hold a negative position ({int(positions.min())})")
+        return table
     if table.num_rows == 0:
         return table
     positions = table.column("pos").to_numpy()
@@ -313,6 +316,31 @@ def _position_table(deletes: Mapping[str, Any] | pa.Table, delete_schema: Schema
     if repeated.any():
         table = table.filter(pa.array(~repeated))
     return table
+
+
+def _repeated_strings(values: list[str], counts: list[int]) -> pa.ChunkedArray:
+    """Strings holding ``values[i]`` ``counts[i]`` times each, a chunk per value built from its
+    buffers (a path repeated for each of a million positions is tens of MB: one copy, no
+    per-value work); chunks stay under 2 GiB, the reach of a string array's offsets."""
+    chunks = []
+    for value, count in zip(values, counts, strict=True):
+        encoded = value.encode("utf-8")
+        per_chunk = max(1, (2**31 - 1) // max(1, len(encoded)))
+        for start in range(0, count, per_chunk):
+            n = min(per_chunk, count - start)
+            offsets = np.arange(n + 1, dtype=np.int64) * len(encoded)
+            chunks.append(
+                pa.StringArray.from_buffers(
+                    n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(encoded * n)
+                )
+            )
+    return pa.chunked_array(chunks, type=pa.string())
+
+
+def _ascending_unique(positions: np.ndarray) -> np.ndarray:
+    if positions.size < 2 or bool(np.all(positions[1:] > positions[:-1])):
+        return positions
+    return np.unique(positions)
 
 
 def _describe_position_deletes(builder: DataFileBuilder, metrics: Metrics) -> None:

@@ -32,7 +32,9 @@ If the commit definitely fails, every file written is deleted; an unknown outcom
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -153,6 +155,9 @@ def _expression(where: Expression | str | None) -> Expression:
 
 #: Given the live rows of one file (with ``_pos``), the positions of the rows that change.
 Matcher = Callable[[pa.Table], np.ndarray]
+#: Given a file's task, the matcher for its rows, or None when no row of it can match (the
+#: file is then not read).
+MatcherFor = Callable[[FileScanTask], Matcher | None]
 
 
 @dataclass
@@ -195,12 +200,14 @@ def _find(
     branch: str | None = None,
     matched: list[pa.Table] | None = None,
     planned: tuple[Snapshot | None, list[FileScanTask]] | None = None,
+    matcher_for: MatcherFor | None = None,
 ) -> _Found:
     """The files and positions of the rows ``row_filter`` (and ``matcher``, when given)
     selects at the head of ``branch`` (default main; ``planned``: that head and its tasks
     for ``row_filter``, planned already). Without a matcher, a task whose residual is
     always-true is taken whole unread, unless ``matched`` collects the matched rows (read
-    with ``read_ids``' columns, ``_pos`` dropped)."""
+    with ``read_ids``' columns, ``_pos`` dropped). ``matcher_for`` gives each task its own
+    matcher (in place of ``matcher``), or None to leave the file unread."""
     metadata = target.metadata
     snapshot, tasks = planned or _plan(target, row_filter, case_sensitive, branch)
     found = _Found(snapshot)
@@ -210,12 +217,9 @@ def _find(
     schema = metadata.schema()
     deletes = PositionDeletes(io, metadata)
     read_schema = _with_positions(schema, read_ids)
-    for task in tasks:
-        has_equality = any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes)
-        if matcher is None and matched is None and isinstance(task.residual, AlwaysTrue) and not task.deletes:
-            found.whole.append(task.file)
-            found.matched_rows += task.file.record_count
-            continue
+
+    def examine(task: FileScanTask, matcher: Matcher | None) -> tuple[np.ndarray, pa.Table | None, int]:
+        """The changed positions of one file, its matched rows (when collected), its live rows."""
         live = _read_live(io, metadata, task, read_schema, deletes, case_sensitive)
         if matcher is None:
             bound = bind(read_schema, task.residual, case_sensitive=case_sensitive)
@@ -223,17 +227,52 @@ def _find(
             positions = np.asarray(selected.column("_pos").to_numpy(), dtype=np.int64)
         else:
             positions = matcher(live)
-        if positions.size == 0:
-            continue
-        if matched is not None:
+        rows = None
+        if matched is not None and positions.size:
             keep = pc.is_in(live.column("_pos"), value_set=pa.array(positions, pa.int64()))
-            matched.append(live.filter(keep).drop_columns(["_pos"]))
-        found.matched_rows += int(positions.size)
-        if positions.size == live.num_rows and not has_equality:
-            found.whole.append(task.file)
-        else:
-            found.partial.append((task, np.unique(positions)))
+            rows = live.filter(keep).drop_columns(["_pos"])
+        return positions, rows, live.num_rows
+
+    # Files are read and matched in threads (pyarrow releases the GIL): only their positions
+    # (and the matched rows, when collected) are kept, so memory stays bounded by the files
+    # in flight.
+    pending: list[tuple[FileScanTask, Future[tuple[np.ndarray, pa.Table | None, int]]]] = []
+    with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="icefloe-row-change") as pool:
+        for task in tasks:
+            task_matcher = matcher_for(task) if matcher_for is not None else matcher
+            if matcher_for is not None and task_matcher is None:
+                continue
+            if (
+                task_matcher is None
+                and matched is None
+                and isinstance(task.residual, AlwaysTrue)
+                and not task.deletes
+            ):
+                found.whole.append(task.file)
+                found.matched_rows += task.file.record_count
+                continue
+            pending.append((task, pool.submit(examine, task, task_matcher)))
+        for task, future in pending:
+            positions, rows, live_rows = future.result()
+            if positions.size == 0:
+                continue
+            if rows is not None and matched is not None:
+                matched.append(rows)
+            has_equality = any(d.content == FileContent.EQUALITY_DELETES for d in task.deletes)
+            found.matched_rows += int(positions.size)
+            if positions.size == live_rows and not has_equality:
+                found.whole.append(task.file)
+            else:
+                found.partial.append((task, _ascending_unique(positions)))
     return found
+
+
+def _ascending_unique(positions: np.ndarray) -> np.ndarray:
+    """The positions sorted and without repeats (most matchers give them so already: then
+    they are only checked, which costs far less than sorting)."""
+    if positions.size < 2 or bool(np.all(positions[1:] > positions[:-1])):
+        return positions
+    return np.unique(positions)
 
 
 def _plan(
@@ -326,22 +365,59 @@ def _rewrite_remainders(target: RowChangeTarget, found: _Found, written: _Writte
     schema = metadata.schema()
     read_schema = _with_positions(schema, None)
     deletes = PositionDeletes(io, metadata)
-    for task, positions in found.partial:
-        live = _read_live(io, metadata, task, read_schema, deletes, True)
-        keep = pc.invert(pc.is_in(live.column("_pos"), value_set=pa.array(positions, pa.int64())))
-        remainder = live.filter(keep).drop_columns(["_pos"])
-        if remainder.num_rows:
-            written.data.extend(
-                write_data_files(
-                    io,
-                    table_location=metadata.location,
-                    properties=metadata.properties,
-                    schema=schema,
-                    spec=metadata.spec(),
-                    data=remainder,
-                    sort_order=metadata.sort_order(),
-                )
-            )
+
+    names = [f.name for f in schema.fields]
+
+    def remainder(task: FileScanTask, positions: np.ndarray) -> Iterator[pa.RecordBatch]:
+        """The file's live rows but ``positions``, streamed: a batch at a time in memory."""
+        whole = dataclasses.replace(
+            task, residual=always_true(), start=0, length=task.file.file_size_in_bytes
+        )
+        for batch in read_batches(io, metadata, [whole], read_schema, deletes=deletes):
+            kept = batch.filter(pa.array(_kept(batch.column("_pos"), positions))).select(names)
+            if kept.num_rows:
+                yield kept
+
+    def rewrite(task: FileScanTask, positions: np.ndarray) -> list[DataFile]:
+        return write_data_files(
+            io,
+            table_location=metadata.location,
+            properties=metadata.properties,
+            schema=schema,
+            spec=metadata.spec(),
+            data=remainder(task, positions),
+            sort_order=metadata.sort_order(),
+        )
+
+    # A file each thread at a time (reading and writing Parquet release the GIL); every
+    # file written is recorded, also when another fails, so that the caller deletes them.
+    error: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="icefloe-row-change") as pool:
+        futures = [pool.submit(rewrite, task, positions) for task, positions in found.partial]
+        for future in futures:
+            try:
+                written.data.extend(future.result())
+            except BaseException as e:
+                error = error or e
+    if error is not None:
+        raise error
+
+
+def _kept(live_positions: pa.ChunkedArray | pa.Array, removed: np.ndarray) -> np.ndarray:
+    """A mask of the live rows (ascending ``_pos``: one file's rows, or a batch of them) whose
+    position is not in ``removed`` (ascending, unique)."""
+    live = np.asarray(live_positions.to_numpy(), dtype=np.int64)
+    keep = np.ones(len(live), dtype=bool)
+    if removed.size and live.size:
+        at = np.minimum(np.searchsorted(live, removed), len(live) - 1)
+        keep[at[live[at] == removed]] = False
+    return keep
+
+
+def _workers() -> int:
+    """Threads reading or rewriting files at once: one per core, at most four (each holds a
+    file's rows)."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def _commit(

@@ -13,28 +13,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe.arrow.schema import to_requested_schema
 from icefloe.errors import ValidationError
-from icefloe.expressions import (
-    Expression,
-    always_false,
-    always_true,
-    and_,
-    greater_than_or_equal,
-    is_in,
-    less_than_or_equal,
-    not_null,
-)
+from icefloe.expressions import always_false
+from icefloe.scan import FileScanTask
 from icefloe.spec.manifest import DataFile
 from icefloe.spec.snapshots import Snapshot
 from icefloe.table.rows.append_data import to_arrow_input, write_files
 from icefloe.table.rows.row_changes import (
     MERGE_ON_READ,
     FoundRows,
+    Matcher,
     RowChangeTarget,
     WrittenFiles,
     branch_head,
@@ -45,6 +37,7 @@ from icefloe.table.rows.row_changes import (
     rewrite_remainders,
     write_change_deletes,
 )
+from icefloe.table.rows.upsert_keys import SourceKeys
 
 __all__ = ["UpsertResult", "upsert_rows"]
 
@@ -103,26 +96,34 @@ def upsert_rows(
         )
         return UpsertResult(0, 0, snapshot)
     key_table = source.select(keys)
-    non_null = key_table.filter(_no_null_keys(key_table, keys))
-    counts = non_null.group_by(keys).aggregate([([], "count_all")])
-    if counts.num_rows != non_null.num_rows:
-        duplicate = counts.filter(pc.greater(counts.column("count_all"), 1)).slice(0, 1).to_pylist()[0]
-        duplicate.pop("count_all", None)
-        raise ValidationError(f"upsert data holds the key {duplicate} more than once")
+    source_keys = SourceKeys(
+        key_table.filter(_no_null_keys(key_table, keys)),
+        [schema.find_field(k) for k in keys],  # type: ignore[misc]
+    )
+    source_keys.check_unique()
 
-    def matcher(live: pa.Table) -> np.ndarray:
-        joined = live.select([*keys, "_pos"]).join(non_null, keys=keys, join_type="left semi")
-        return np.asarray(joined.column("_pos").to_numpy(), dtype=np.int64)
+    def matcher_for(task: FileScanTask) -> Matcher | None:
+        file_keys = source_keys.for_file(task.file)
+        if file_keys is None:
+            return None
+        return lambda live: source_keys.matched_positions(live, file_keys)
 
-    key_filter = _key_filter(non_null, keys)
+    key_filter = source_keys.row_filter()
     found = find_rows(
         target,
         key_filter,
-        matcher,
-        read_ids=[schema.find_field(k).field_id for k in keys],  # type: ignore[union-attr]
+        None,
+        read_ids=[f.field_id for f in source_keys.fields],
         case_sensitive=True,
         branch=branch,
+        matcher_for=matcher_for,
     )
+    matched = found.matched_rows
+    if matched > source_keys.num_rows:  # before writing anything
+        raise ValidationError(
+            f"upsert: {matched} rows of the table match the {source_keys.num_rows} keys of the data; "
+            "a key must match at most one row"
+        )
     written = WrittenFiles()
     new_rows: list[DataFile] = []
     try:
@@ -134,13 +135,6 @@ def upsert_rows(
     except Exception:
         target.io().delete_quietly(written.paths() + [f.file_path for f in new_rows])
         raise
-    matched = found.matched_rows
-    if matched > non_null.num_rows:
-        target.io().delete_quietly(written.paths() + [f.file_path for f in new_rows])
-        raise ValidationError(
-            f"upsert: {matched} rows of the table match the {non_null.num_rows} keys of the data; "
-            "a key must match at most one row"
-        )
     snapshot = commit_row_change(
         target,
         found,
@@ -160,25 +154,3 @@ def _no_null_keys(keys_table: pa.Table, keys: Sequence[str]) -> pa.Array:
     for name in keys[1:]:
         mask = pc.and_(mask, pc.is_valid(keys_table.column(name)))
     return mask
-
-
-#: Keys listed one by one in the upsert's filter up to this many; more are pruned by range.
-_IN_LIMIT = 1000
-
-
-def _key_filter(keys_table: pa.Table, keys: Sequence[str]) -> Expression:
-    """A filter selecting the rows that may match the keys: an IN list per key column (or
-    its min..max range for many keys), for planning to prune files and for conflict checks."""
-    result: Expression = always_true()
-    for name in keys:
-        column = keys_table.column(name)
-        values = pc.unique(column).to_pylist()
-        if not values:
-            continue
-        if len(values) <= _IN_LIMIT:
-            result = and_(result, is_in(name, values))
-        else:
-            low, high = pc.min(column).as_py(), pc.max(column).as_py()
-            result = and_(result, greater_than_or_equal(name, low), less_than_or_equal(name, high))
-        result = and_(result, not_null(name))
-    return result
