@@ -65,6 +65,11 @@ from icefloe.table.table import Table
 
 __all__ = ["apply_change", "delete", "update"]
 
+#: Up to this many changed rows, a copy-on-write change sends their (file, position) pairs to
+#: every task (a hash table of a few hundred MB at most) instead of shuffling the rewritten
+#: files' rows to meet them; the driver holds them already (``_positions``).
+_BROADCAST_POSITIONS = 2_000_000
+
 
 def _plan(
     table: Table, row_filter: Expression, branch: str | None
@@ -180,6 +185,9 @@ def apply_change(
             parts = []
             if partial:
                 gone = changed.select(FILE_COLUMN, POSITION_COLUMN)
+                if found.matched_rows <= _BROADCAST_POSITIONS:
+                    # Spark would otherwise sort-merge the anti-join: shuffle every kept row.
+                    gone = F.broadcast(gone)
                 remainder = _live_rows(spark, table, [task for task, _ in partial]).join(
                     gone, on=[FILE_COLUMN, POSITION_COLUMN], how="left_anti"
                 )
