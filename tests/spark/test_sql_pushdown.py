@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 
 from icefloe import Catalog
 from icefloe import spark as isp
+from icefloe.spark.read.choice import nan_safe_options
 from icefloe.spark.sql.pushdown import named_identifiers
 
 SCHEMA = pa.schema(
@@ -187,3 +188,14 @@ def test_nan_rows_match_spark_comparisons_whichever_reader(
         assert sorted(r.id for r in isp.sql(spark, statement, catalog=catalog).collect()) == sorted(
             [1, *nan_ids]
         )
+
+
+def test_parquet_skipping_stays_on_where_no_read_column_may_hold_nan(catalog: Catalog) -> None:
+    table = _three_files(catalog)  # x holds NaN in every file
+    tasks = table.new_scan().plan_files()
+    schema = table.schema()
+    assert nan_safe_options(table.metadata, tasks, schema)["parquet.filter.stats.enabled"] == "false"
+    assert nan_safe_options(table.metadata, tasks, schema.select("id", "name")) == {}
+    no_nan = catalog.create_table("db.no_nan", SCHEMA)
+    no_nan.append(_batch(1).set_column(2, "x", pa.array([1.5] * 10)))
+    assert nan_safe_options(no_nan.metadata, no_nan.new_scan().plan_files(), no_nan.schema()) == {}

@@ -33,7 +33,7 @@ from icefloe.spark.read.hadoop_probe import can_open
 from icefloe.spec import types as it
 from icefloe.spec.manifest import DataFile
 from icefloe.spec.properties import SPARK_HADOOP_SCHEMES, SPARK_READER
-from icefloe.spec.schema import index_by_id
+from icefloe.spec.schema import Schema, index_by_id
 from icefloe.spec.table_metadata import TableMetadata
 
 __all__ = ["FileReader", "choose_reader", "hadoop_schemes", "nan_safe_options"]
@@ -77,8 +77,14 @@ def _reader_setting(spark: SparkSession, metadata: TableMetadata) -> str:
     return choice
 
 
-def choose_reader(spark: SparkSession, metadata: TableMetadata, tasks: Sequence[FileScanTask]) -> FileReader:
-    """The reader of ``tasks``' files (data files and the delete files Spark would read).
+def choose_reader(
+    spark: SparkSession,
+    metadata: TableMetadata,
+    tasks: Sequence[FileScanTask],
+    read_schema: Schema | None = None,
+) -> FileReader:
+    """The reader of ``tasks``' files (data files and the delete files Spark would read), for
+    the columns of ``read_schema`` (None: any of the table's).
 
     Raises:
         ValidationError: a malformed ``icefloe.spark.reader`` or ``icefloe.spark.hadoop-schemes``.
@@ -91,7 +97,7 @@ def choose_reader(spark: SparkSession, metadata: TableMetadata, tasks: Sequence[
         stores = {_store(location, schemes) for location in _locations(tasks)}
         if not all(store is None or can_open(spark, *store) for store in sorted(stores, key=str)):
             return FileReader("icefloe", schemes)
-    return FileReader("spark", schemes, nan_safe_options(metadata, tasks))
+    return FileReader("spark", schemes, nan_safe_options(metadata, tasks, read_schema))
 
 
 #: Parquet-mr's row-group and page skipping by statistics, column indexes and dictionaries.
@@ -102,18 +108,22 @@ _SKIPPING_OFF = {
 }
 
 
-def nan_safe_options(metadata: TableMetadata, tasks: Sequence[FileScanTask]) -> Mapping[str, str]:
+def nan_safe_options(
+    metadata: TableMetadata, tasks: Sequence[FileScanTask], read_schema: Schema | None = None
+) -> Mapping[str, str]:
     """Spark's Parquet reader skipping off where a float or double column may hold NaN.
 
     Parquet's statistics leave NaN out of a column's min and max, and parquet-mr's skipping
     compares the filter's value with them as if nothing else were there: ``x > 100`` or
     ``x = double('NaN')`` skip row groups whose only match is a NaN, which Spark orders above
     every number (measured on Spark 4.x). icefloe's own reader keeps them; so does Spark's once
-    it evaluates each row. Tables without NaN (known from the files' ``nan_value_counts``) keep
-    the skipping."""
+    it evaluates each row. Reads without float columns (Spark pushes filters only on the
+    columns it reads) and files without NaN (known from their ``nan_value_counts``; files
+    Spark's writer wrote have none, so they may) keep the skipping."""
+    schemas = [read_schema] if read_schema is not None else metadata.schemas
     float_ids = {
         field.field_id
-        for schema in metadata.schemas
+        for schema in schemas
         for field in index_by_id(schema).values()
         if isinstance(field.field_type, (it.FloatType, it.DoubleType))
     }

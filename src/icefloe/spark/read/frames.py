@@ -227,7 +227,7 @@ def read_tasks(
             empty = empty.withColumn(POSITION_COLUMN, F.lit(None).cast("long"))
         return empty
 
-    reader = choose_reader(spark, metadata, tasks)
+    reader = choose_reader(spark, metadata, tasks, read_schema)
     if reader.kind == "icefloe":
         # icefloe reads the files in the executors, deletes and filter included.
         frame = read_in_tasks(

@@ -23,6 +23,7 @@ nothing changes, so the two histories stay the same):
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -62,6 +63,7 @@ from icefloe.table.rows.row_changes import (
 )
 from icefloe.table.rows.update_rows import updated_columns
 from icefloe.table.table import Table
+from icefloe.write.options import ParquetWriteOptions
 
 __all__ = ["apply_change", "delete", "update"]
 
@@ -130,6 +132,7 @@ def apply_change(
     new_rows_file_column: str | None = None,
     target: WapWrite | None = None,
     append_only: bool = False,
+    new_rows_count: int | None = None,
 ) -> Snapshot | None:
     """Commit a change: ``changed`` (live rows with file and position) go away, ``new_rows``
     (table columns) come in; files in ``whole`` go away unread. Committed also when nothing
@@ -147,6 +150,8 @@ def apply_change(
         append_only: nothing goes away (``changed`` is ignored): ``new_rows`` are appended, an
             ``append`` snapshot even of no rows (Java runs a MERGE of only NOT MATCHED clauses
             as an insert).
+        new_rows_count: how many ``new_rows`` there are, when known (an UPDATE's are its
+            changed rows): an unclustered write of them goes to as many files as they fill.
     """
     target = target or WapWrite(None)
     if append_only:
@@ -169,10 +174,16 @@ def apply_change(
     try:
         if mode == MERGE_ON_READ:
             if new_rows is not None:
+                distribution = distribution_for(spark, metadata, kind, copy_on_write=False)
+                count = new_rows_count if new_rows_count is not None else found.matched_rows
+                if distribution.mode == "none" and (kind == "update" or new_rows_count is not None):
+                    # The new rows sit in the partitions of the read (one per split of every
+                    # file read): as many files as their bytes fill, not one per split.
+                    new_rows = new_rows.coalesce(_files_for(count, tasks, metadata))
                 files, cleanup = write_data_frame(
                     new_rows,
                     table,
-                    distribution=distribution_for(spark, metadata, kind, copy_on_write=False),
+                    distribution=distribution,
                     file_column=new_rows_file_column,
                 )
                 added.extend(files)
@@ -200,10 +211,17 @@ def apply_change(
                 parts.append(conform_to_table(new_rows, schema, keep=FILE_COLUMN))
             if parts:
                 frame = functools.reduce(lambda a, b: a.unionByName(b), parts)
+                distribution = distribution_for(spark, metadata, kind, copy_on_write=True)
+                if distribution.mode == "none":
+                    # Unclustered, the rewrite would write a file per split read (and per
+                    # partition of the new rows): as many as the bytes fill instead.
+                    kept = sum(t.file.record_count for t, _ in partial) - found.matched_rows
+                    rows = kept + (new_rows_count if new_rows_count is not None else found.matched_rows)
+                    frame = frame.coalesce(_files_for(rows, [t for t, _ in partial] or tasks, metadata))
                 files, cleanup = write_data_frame(
                     frame,
                     table,
-                    distribution=distribution_for(spark, metadata, kind, copy_on_write=True),
+                    distribution=distribution,
                     file_column=FILE_COLUMN,
                 )
                 written.data.extend(files)
@@ -229,6 +247,16 @@ def apply_change(
     for cleanup in cleanups:
         cleanup(committed=committed)
     return result
+
+
+def _files_for(rows: int, tasks: Sequence[FileScanTask], metadata: Any) -> int:
+    """How many files ``rows`` rows fill at the table's target file size, at the bytes per row
+    of the files ``tasks`` read (at least one)."""
+    stored = sum(t.file.file_size_in_bytes for t in tasks)
+    records = sum(t.file.record_count for t in tasks)
+    per_row = stored / records if records else 64.0
+    target = ParquetWriteOptions.from_properties(metadata.properties).target_file_size_bytes
+    return max(1, math.ceil(rows * per_row / target))
 
 
 def _append(spark: SparkSession, table: Table, rows: DataFrame, target: WapWrite) -> Snapshot | None:

@@ -198,6 +198,8 @@ class MergeBuilder:
                 if writes_rows
                 else None
             )
+            # (counted from the cache: the write sizes its files by it)
+            new_rows_count = new_rows.count() if new_rows is not None else None
             return apply_change(
                 spark,
                 table,
@@ -211,6 +213,7 @@ class MergeBuilder:
                 target=commits_to,
                 # Only NOT MATCHED clauses: Java's Spark runs the MERGE as an insert (an append).
                 append_only=kinds == {"not_matched"},
+                new_rows_count=new_rows_count,
             )
         finally:
             work.unpersist()
