@@ -50,6 +50,7 @@ from icefloe.spark.write.distribution import distribution_for
 from icefloe.spark.write.frames import conform_to_table, write_data_frame
 from icefloe.spec.schema import Schema
 from icefloe.spec.snapshots import Snapshot
+from icefloe.spec.table_metadata import TableMetadata
 from icefloe.table.rows.metadata_delete import delete_by_metadata, metadata_decides
 from icefloe.table.rows.row_changes import (
     MERGE_ON_READ,
@@ -171,15 +172,21 @@ def apply_change(
         for cleanup in cleanups:
             cleanup(committed=())
 
+    # How many rows come in, when known: an UPDATE's are the rows it changes.
+    if new_rows is None:
+        new_count: int | None = 0
+    elif new_rows_count is not None:
+        new_count = new_rows_count
+    else:
+        new_count = found.matched_rows if kind == "update" else None
     try:
         if mode == MERGE_ON_READ:
             if new_rows is not None:
                 distribution = distribution_for(spark, metadata, kind, copy_on_write=False)
-                count = new_rows_count if new_rows_count is not None else found.matched_rows
-                if distribution.mode == "none" and (kind == "update" or new_rows_count is not None):
+                if distribution.mode == "none" and new_count is not None:
                     # The new rows sit in the partitions of the read (one per split of every
                     # file read): as many files as their bytes fill, not one per split.
-                    new_rows = new_rows.coalesce(_files_for(count, tasks, metadata))
+                    new_rows = new_rows.coalesce(_files_for(new_count, tasks, metadata))
                 files, cleanup = write_data_frame(
                     new_rows,
                     table,
@@ -216,7 +223,7 @@ def apply_change(
                     # Unclustered, the rewrite would write a file per split read (and per
                     # partition of the new rows): as many as the bytes fill instead.
                     kept = sum(t.file.record_count for t, _ in partial) - found.matched_rows
-                    rows = kept + (new_rows_count if new_rows_count is not None else found.matched_rows)
+                    rows = kept + (new_count if new_count is not None else found.matched_rows)
                     frame = frame.coalesce(_files_for(rows, [t for t, _ in partial] or tasks, metadata))
                 files, cleanup = write_data_frame(
                     frame,
@@ -249,7 +256,7 @@ def apply_change(
     return result
 
 
-def _files_for(rows: int, tasks: Sequence[FileScanTask], metadata: Any) -> int:
+def _files_for(rows: int, tasks: Sequence[FileScanTask], metadata: TableMetadata) -> int:
     """How many files ``rows`` rows fill at the table's target file size, at the bytes per row
     of the files ``tasks`` read (at least one)."""
     stored = sum(t.file.file_size_in_bytes for t in tasks)

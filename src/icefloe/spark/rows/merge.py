@@ -198,8 +198,9 @@ class MergeBuilder:
                 if writes_rows
                 else None
             )
-            # (counted from the cache: the write sizes its files by it)
-            new_rows_count = new_rows.count() if new_rows is not None else None
+            append_only = kinds == {"not_matched"}
+            # (counted from the cache: a row-level write sizes its files by it; an append does not)
+            new_rows_count = new_rows.count() if new_rows is not None and not append_only else None
             return apply_change(
                 spark,
                 table,
@@ -212,7 +213,7 @@ class MergeBuilder:
                 conflict_filter=target_filter,
                 target=commits_to,
                 # Only NOT MATCHED clauses: Java's Spark runs the MERGE as an insert (an append).
-                append_only=kinds == {"not_matched"},
+                append_only=append_only,
                 new_rows_count=new_rows_count,
             )
         finally:
