@@ -37,6 +37,7 @@ request (gcsfs, s3fs, adlfs); elsewhere (``memory://``, ...) it raises
 from __future__ import annotations
 
 import datetime
+import functools
 import threading
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -367,12 +368,41 @@ class _FsspecInputFile(InputFile):
     def open(self) -> BinaryIO:
         try:
             if self._length is not None:  # known from a manifest: no status request
-                return self._fs.open(self._path, "rb", size=self._length)  # type: ignore[no-any-return]
+                return _ranged_file_class()(self._fs, self._path, self.location, self._length)  # type: ignore[no-any-return]
             return self._fs.open(self._path, "rb")  # type: ignore[no-any-return]
         except FileNotFoundError as exc:
             raise NoSuchFileError(f"File does not exist: {self.location}", location=self.location) from exc
         except OSError as exc:
             raise FileIOError(f"Failed to open {self.location}: {exc}") from exc
+
+
+@functools.cache
+def _ranged_file_class() -> type:
+    """A file of known length read by ranged GETs (``cat_file(path, start, end)``) and nothing
+    else, built on first use because fsspec is an optional extra.
+
+    The stores' own file classes ask for the object's status when they open it even when
+    given its size (gcsfs races an object GET against a listing: two or three requests;
+    adlfs sends a HEAD), a round trip before the first byte of every data file. fsspec's
+    buffered-file template with the size given asks nothing, and keeps its read-ahead cache."""
+    import fsspec.spec
+
+    class RangedFile(fsspec.spec.AbstractBufferedFile):  # type: ignore[misc]
+        def __init__(self, fs: Any, path: str, location: str, length: int):
+            self.location = location
+            super().__init__(fs, path, mode="rb", size=length)
+
+        def _fetch_range(self, start: int, end: int) -> bytes:
+            try:
+                return bytes(self.fs.cat_file(self.path, start=start, end=end))
+            except FileNotFoundError as exc:
+                raise NoSuchFileError(
+                    f"File does not exist: {self.location}", location=self.location
+                ) from exc
+            except OSError as exc:
+                raise FileIOError(f"Failed to read {self.location}: {exc}") from exc
+
+    return RangedFile
 
 
 class _FsspecOutputFile(OutputFile):
