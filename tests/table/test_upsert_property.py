@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 
 from icefloe import Table
 from icefloe.errors import ValidationError
+from icefloe.spec.conversions.binary import from_bytes
+from icefloe.spec.types import IntegerType
+from icefloe.table.rows.upsert_keys import IN_LIMIT
 from support.catalogs import make_catalog
 
 SCHEMA = pa.schema([("k", pa.int64()), ("s", pa.string()), ("v", pa.int32())])
@@ -188,3 +191,30 @@ def test_upsert_on_a_date_or_timestamp_key(column: str, tmp_path: Any) -> None:
         + [(day + dt.timedelta(days=i), 2) for i in (2, 5, 10)]
     )
     assert got == want
+
+
+def test_the_bounds_of_every_key_column_decide_which_files_are_read(tmp_path: Any) -> None:
+    """A ``(k, day)`` key: three files hold the same k range on days 1, 2 and 3. Keys of days
+    1 and 3 span the middle file's k and day ranges (more keys than the filter lists one by
+    one, so planning keeps it), yet no key can be in it: it is never opened (gone from storage
+    here) and gets no deletes."""
+    schema = pa.schema([("k", pa.int64()), ("day", pa.int32()), ("v", pa.int32())])
+    catalog = make_catalog("memory", tmp_path)
+    table = catalog.create_table(
+        "db.t", schema, properties={"format-version": "3", "write.merge.mode": "merge-on-read"}
+    )
+    n = 2000
+    for day in (1, 2, 3):
+        table.append(pa.table({"k": range(n), "day": [day] * n, "v": [0] * n}, schema=schema))
+    files = {t.file.file_path: t.file for t in table.new_scan().plan_files()}
+    (middle,) = [path for path, file in files.items() if from_bytes(IntegerType(), file.lower_bounds[2]) == 2]
+    table.io().delete(middle)
+    keys = IN_LIMIT + 500
+    change = pa.table(
+        {"k": [i % n for i in range(keys)], "day": [1 if i % 2 else 3 for i in range(keys)], "v": [7] * keys},
+        schema=schema,
+    )
+    result = table.upsert(change, on=["k", "day"])
+    assert (result.rows_updated, result.rows_inserted) == (keys, 0)
+    deleted = {d.referenced_data_file for t in table.refresh().new_scan().plan_files() for d in t.deletes}
+    assert deleted == set(files) - {middle}

@@ -4,9 +4,9 @@ bounds allow.
 An upsert of a million keys into a table of many files must not build a million-key hash
 table per file (nor read a file no key can match). The keys are sorted once by their first
 column; a file's lower / upper bounds of that column then pick a contiguous slice of them by
-binary search (``for_file``), empty for a file no key can match (which is then never read),
-and the file's rows are matched against that slice alone: ``pc.is_in`` for one key column, a
-semi join for several. Columns whose bounds cannot be compared with Arrow values here
+binary search (``for_file``), which the bounds of the other key columns narrow further; it is
+empty for a file no key can match (which is then never read), and the file's rows are matched
+against that slice alone: ``pc.is_in`` for one key column, a semi join for several. Columns whose bounds cannot be compared with Arrow values here
 (floating point, decimals, binary, ...) prune nothing: every key meets every file.
 """
 
@@ -105,8 +105,9 @@ class SourceKeys:
         return result
 
     def for_file(self, file: DataFile) -> pa.Table | None:
-        """The keys the file's bounds of the first key column allow (all of them when it has
-        none or they cannot be compared here); None when no key can match the file."""
+        """The keys the file's bounds allow: a slice by the first key column's, then narrowed by
+        the other columns' (a column without bounds, or of a type not compared here, allows
+        every key); None when no key can match the file."""
         if self._sorted is None:
             return self.table if self.num_rows else None
         start, stop = 0, self.num_rows
@@ -119,7 +120,28 @@ class SourceKeys:
             stop = int(np.searchsorted(self._sorted, from_bytes(type_, upper), side="right"))
         if stop <= start:
             return None
-        return self.table.slice(start, stop - start)
+        allowed = self.table.slice(start, stop - start)
+        return self._within_other_bounds(allowed, file)
+
+    def _within_other_bounds(self, keys: pa.Table, file: DataFile) -> pa.Table | None:
+        """``keys`` less those whose second, third, ... column lies outside the file's bounds
+        of that column (a file of one day's rows meets only that day's keys of a
+        ``(id, day)`` key); None when none is left."""
+        mask: pa.ChunkedArray | None = None
+        for name, field in zip(self.names[1:], self.fields[1:], strict=True):
+            values = _bound_comparable(keys.column(name), field)
+            if values is None:
+                continue
+            lower = (file.lower_bounds or {}).get(field.field_id)
+            upper = (file.upper_bounds or {}).get(field.field_id)
+            for bound, compare in ((lower, pc.greater_equal), (upper, pc.less_equal)):
+                if bound is not None:
+                    inside = compare(values, pa.scalar(from_bytes(field.field_type, bound), values.type))
+                    mask = inside if mask is None else pc.and_(mask, inside)
+        if mask is None:
+            return keys
+        kept = keys.filter(pc.fill_null(mask, False))
+        return kept if kept.num_rows else None
 
     def matched_positions(self, live: pa.Table, keys: pa.Table) -> np.ndarray:
         """The ``_pos`` of the rows of ``live`` (key columns and ``_pos``) whose key is one of
@@ -147,23 +169,32 @@ def _sorted_keys(keys: pa.Table, first: NestedField) -> tuple[pa.Table, np.ndarr
     return table, _searchable(table.column(name), first)
 
 
-def _searchable(column: pa.ChunkedArray | pa.Array, field: NestedField) -> np.ndarray | None:
-    """The sorted first key column as a numpy array that bounds can be searched in: integers
-    for integral and temporal types, Python strings for strings; None for other types."""
+def _bound_comparable(column: pa.ChunkedArray | pa.Array, field: NestedField) -> pa.Array | None:
+    """A key column as Arrow values that compare with its decoded bounds (days, microseconds,
+    integers, strings), or None for a type whose bounds are not compared here."""
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     type_ = field.field_type
     if isinstance(type_, _INTEGRAL):
         if pa.types.is_date32(array.type):
-            return np.asarray(array.view(pa.int32()).to_numpy(), dtype=np.int64)
+            return array.view(pa.int32())
         if pa.types.is_timestamp(array.type) and array.type.unit == "us":
-            return np.asarray(array.view(pa.int64()).to_numpy(), dtype=np.int64)
-        if pa.types.is_integer(array.type):
-            return np.asarray(array.to_numpy(), dtype=np.int64)
-        return None
+            return array.view(pa.int64())
+        return array if pa.types.is_integer(array.type) else None
     if isinstance(type_, StringType) and (
         pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
     ):
+        return array  # Arrow compares strings by their UTF-8 bytes, as Iceberg's bounds order them
+    return None
+
+
+def _searchable(column: pa.ChunkedArray | pa.Array, field: NestedField) -> np.ndarray | None:
+    """The sorted first key column as a numpy array that bounds can be searched in: integers
+    for integral and temporal types, Python strings for strings; None for other types."""
+    values = _bound_comparable(column, field)
+    if values is None:
+        return None
+    if isinstance(field.field_type, StringType):
         # Python compares str by code point, which is UTF-8 byte order: Arrow's sort order and
         # the order of Iceberg's bounds.
-        return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
-    return None
+        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
+    return np.asarray(values.to_numpy(), dtype=np.int64)
