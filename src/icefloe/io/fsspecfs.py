@@ -22,10 +22,11 @@ So one code path for both, with atomic exclusive creates, over a faster data rea
 
 Requests (counted through a proxy, ``tests/io/test_fileio_gcs_adls.py``): a whole-object read
 (metadata JSON, manifest lists, manifests) is one ``cat_file`` GET, where opening a file first
-asks for its status (gcsfs: two look-ups and a listing before the GET); a data file is opened
-with the length its manifest gives. A cold plan of four manifests is the minimum, six GETs, on
-both (was 23 on GCS, 12 on ADLS); a one-column read of one file three requests on GCS (was
-seven), two on ADLS (was three).
+asks for its status (gcsfs: two look-ups and a listing before the GET); a data file of known
+length (from its manifest) is read by ranged GETs alone (``_ranged_file_class``), where the
+stores' own file classes still ask for its status. A cold plan of four manifests is the
+minimum, six GETs, on both (was 23 on GCS, 12 on ADLS); a one-column read of one small file
+two GETs, the metadata JSON and the file (was seven on GCS, three on ADLS).
 
 Whether a file shows before its write stream closes is the backend's choice: object stores
 publish on close, fsspec's ``memory://`` at open. ``write_exclusive`` uses fsspec's
