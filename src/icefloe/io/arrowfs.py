@@ -230,12 +230,7 @@ class _ArrowInputFile(InputFile):
 
     def open(self) -> BinaryIO:
         fs = self._io.filesystem()
-        try:
-            return fs.open_input_file(self._path)  # type: ignore[no-any-return]
-        except FileNotFoundError as exc:
-            raise NoSuchFileError(f"File does not exist: {self.location}", location=self.location) from exc
-        except OSError as exc:
-            raise FileIOError(f"Failed to open {self.location}: {exc}") from exc
+        return _guard(self.location, "open", lambda: fs.open_input_file(self._path), must_exist=True)  # type: ignore[no-any-return]
 
 
 class _ArrowOutputFile(OutputFile):

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from icefloe.errors import FileIOError, IcefloeError
+from icefloe.errors import FileIOError, IcefloeError, NoSuchFileError
 
 if TYPE_CHECKING:
     import pyarrow.fs
@@ -272,13 +272,16 @@ def _raise_delete_failures(failures: list[tuple[str, Exception]]) -> None:
     raise FileIOError(f"Failed to delete {len(failures)} file(s): {shown}{more}") from failures[0][1]
 
 
-def _guard(location: str, action: str, call: Callable[[], Any]) -> Any:
-    """Run ``call``, turning a storage ``OSError`` into a ``FileIOError`` naming ``location``."""
+def _guard(location: str, action: str, call: Callable[[], Any], *, must_exist: bool = False) -> Any:
+    """Run ``call``, turning a storage ``OSError`` into a ``FileIOError`` naming ``location``;
+    with ``must_exist`` (a read, an open, a length), a missing file into a ``NoSuchFileError``."""
     try:
         return call()
     except IcefloeError:
         raise
     except OSError as exc:
+        if must_exist and isinstance(exc, FileNotFoundError):
+            raise NoSuchFileError(f"File does not exist: {location}", location=location) from exc
         raise FileIOError(f"Failed to {action} {location}: {exc}") from exc
 
 

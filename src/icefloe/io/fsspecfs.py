@@ -340,14 +340,9 @@ class _FsspecInputFile(InputFile):
 
     def length(self) -> int:
         if self._length is None:
-            try:
-                info = self._fs.info(self._path)
-            except FileNotFoundError as exc:
-                raise NoSuchFileError(
-                    f"File does not exist: {self.location}", location=self.location
-                ) from exc
-            except OSError as exc:
-                raise FileIOError(f"Failed to get the length of {self.location}: {exc}") from exc
+            info = _guard(
+                self.location, "get the length of", lambda: self._fs.info(self._path), must_exist=True
+            )
             if info.get("type", "file") != "file":
                 raise NoSuchFileError(f"File does not exist: {self.location}", location=self.location)
             self._length = int(info["size"])
@@ -359,22 +354,12 @@ class _FsspecInputFile(InputFile):
     def read(self) -> bytes:
         # A whole-file read (metadata JSON, manifest lists, manifests) is one GET; opening a
         # file first asks the store for its status (gcsfs: two or three requests before it).
-        try:
-            return bytes(self._fs.cat_file(self._path))
-        except FileNotFoundError as exc:
-            raise NoSuchFileError(f"File does not exist: {self.location}", location=self.location) from exc
-        except OSError as exc:
-            raise FileIOError(f"Failed to read {self.location}: {exc}") from exc
+        return bytes(_guard(self.location, "read", lambda: self._fs.cat_file(self._path), must_exist=True))
 
     def open(self) -> BinaryIO:
-        try:
-            if self._length is not None:  # known from a manifest: no status request
-                return _ranged_file_class()(self._fs, self._path, self.location, self._length)  # type: ignore[no-any-return]
-            return self._fs.open(self._path, "rb")  # type: ignore[no-any-return]
-        except FileNotFoundError as exc:
-            raise NoSuchFileError(f"File does not exist: {self.location}", location=self.location) from exc
-        except OSError as exc:
-            raise FileIOError(f"Failed to open {self.location}: {exc}") from exc
+        if self._length is not None:  # known from a manifest: no status request
+            return _ranged_file_class()(self._fs, self._path, self.location, self._length)  # type: ignore[no-any-return]
+        return _guard(self.location, "open", lambda: self._fs.open(self._path, "rb"), must_exist=True)  # type: ignore[no-any-return]
 
 
 @functools.cache
@@ -394,14 +379,10 @@ def _ranged_file_class() -> type:
             super().__init__(fs, path, mode="rb", size=length)
 
         def _fetch_range(self, start: int, end: int) -> bytes:
-            try:
-                return bytes(self.fs.cat_file(self.path, start=start, end=end))
-            except FileNotFoundError as exc:
-                raise NoSuchFileError(
-                    f"File does not exist: {self.location}", location=self.location
-                ) from exc
-            except OSError as exc:
-                raise FileIOError(f"Failed to read {self.location}: {exc}") from exc
+            def fetch() -> Any:
+                return self.fs.cat_file(self.path, start=start, end=end)
+
+            return bytes(_guard(self.location, "read", fetch, must_exist=True))
 
     return RangedFile
 

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, BinaryIO
 from icefloe.errors import (
     FileAlreadyExistsError,
     FileIOError,
-    NoSuchFileError,
     UnsupportedFeatureError,
     ValidationError,
 )
@@ -138,26 +137,15 @@ class _LocalInputFile(InputFile):
 
     def length(self) -> int:
         if self._length is None:
-            try:
-                self._length = os.stat(self._path).st_size
-            except FileNotFoundError as exc:
-                raise NoSuchFileError(
-                    f"File does not exist: {self.location}", location=self.location
-                ) from exc
-            except OSError as exc:
-                raise FileIOError(f"Failed to get the length of {self.location}: {exc}") from exc
+            stat = _guard(self.location, "get the length of", lambda: os.stat(self._path), must_exist=True)
+            self._length = stat.st_size
         return self._length
 
     def exists(self) -> bool:
         return os.path.isfile(self._path)
 
     def open(self) -> BinaryIO:
-        try:
-            return open(self._path, "rb")
-        except FileNotFoundError as exc:
-            raise NoSuchFileError(f"File does not exist: {self.location}", location=self.location) from exc
-        except OSError as exc:
-            raise FileIOError(f"Failed to open {self.location}: {exc}") from exc
+        return _guard(self.location, "open", lambda: open(self._path, "rb"), must_exist=True)  # type: ignore[no-any-return]
 
 
 class _LocalOutputFile(OutputFile):
