@@ -6,8 +6,9 @@ table per file (nor read a file no key can match). The keys are sorted once by t
 column; a file's lower / upper bounds of that column then pick a contiguous slice of them by
 binary search (``for_file``), which the bounds of the other key columns narrow further; it is
 empty for a file no key can match (which is then never read), and the file's rows are matched
-against that slice alone: ``pc.is_in`` for one key column, a semi join for several. Columns whose bounds cannot be compared with Arrow values here
-(floating point, decimals, binary, ...) prune nothing: every key meets every file.
+against that slice alone: ``pc.is_in`` for one key column, a semi join for several. Columns
+whose bounds cannot be compared with Arrow values here (floating point, decimals, binary, ...)
+prune nothing: every key meets every file.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ class SourceKeys:
         self.fields = list(fields)
         self._field_id = self.fields[0].field_id
         self.table, self._sorted = _sorted_keys(keys, self.fields[0])
+        # The other key columns as their bounds compare, once (None: a type not compared).
+        self._others = [
+            (field, _bound_comparable(self.table.column(name), field))
+            for name, field in zip(self.names[1:], self.fields[1:], strict=True)
+        ]
 
     @property
     def num_rows(self) -> int:
@@ -120,18 +126,18 @@ class SourceKeys:
             stop = int(np.searchsorted(self._sorted, from_bytes(type_, upper), side="right"))
         if stop <= start:
             return None
-        allowed = self.table.slice(start, stop - start)
-        return self._within_other_bounds(allowed, file)
+        return self._within_other_bounds(start, stop, file)
 
-    def _within_other_bounds(self, keys: pa.Table, file: DataFile) -> pa.Table | None:
-        """``keys`` less those whose second, third, ... column lies outside the file's bounds
-        of that column (a file of one day's rows meets only that day's keys of a
+    def _within_other_bounds(self, start: int, stop: int, file: DataFile) -> pa.Table | None:
+        """The keys ``start:stop`` less those whose second, third, ... column lies outside the
+        file's bounds of that column (a file of one day's rows meets only that day's keys of an
         ``(id, day)`` key); None when none is left."""
-        mask: pa.ChunkedArray | None = None
-        for name, field in zip(self.names[1:], self.fields[1:], strict=True):
-            values = _bound_comparable(keys.column(name), field)
-            if values is None:
+        keys = self.table.slice(start, stop - start)
+        mask: pa.Array | None = None
+        for field, comparable in self._others:
+            if comparable is None:
                 continue
+            values = comparable.slice(start, stop - start)
             lower = (file.lower_bounds or {}).get(field.field_id)
             upper = (file.upper_bounds or {}).get(field.field_id)
             for bound, compare in ((lower, pc.greater_equal), (upper, pc.less_equal)):
